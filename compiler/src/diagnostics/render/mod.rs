@@ -1,0 +1,44 @@
+//! One renderer per output format, selected by [`OutputFormat`].
+
+mod github;
+mod human;
+mod json;
+mod sarif;
+
+use super::{Diagnostic, Report, Severity};
+
+/// The formats `deployfit check --format` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Human,
+    Json,
+    Github,
+    Sarif,
+}
+
+/// Options of the human renderer.
+#[derive(Clone, Copy, Debug)]
+pub struct HumanOptions {
+    pub color: bool,
+    pub width: usize,
+}
+
+/// Renders a report in a format; `files` is the number of files checked.
+pub fn render(format: OutputFormat, report: &Report<'_>, files: usize, human: HumanOptions) -> String {
+    match format {
+        OutputFormat::Human => human::render(report, files, human),
+        OutputFormat::Json => json::render(report, files),
+        OutputFormat::Github => github::render(report),
+        OutputFormat::Sarif => sarif::render(report),
+    }
+}
+
+/// Counts per severity: (errors, warnings, infos).
+pub fn counts(diagnostics: &[Diagnostic]) -> (usize, usize, usize) {
+    let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).count();
+    (
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info),
+    )
+}

@@ -1,0 +1,308 @@
+//! A deployment: fields resolved against the catalog, figures estimated, then its
+//! requires and every rule in scope checked (compiler/src/rules).
+
+use std::collections::BTreeMap;
+
+use super::entry::{Entry, check_block_fields, const_field, lookup};
+use super::memory::{self, Inputs};
+use super::schema::{FieldTy, WORKLOAD, field_spec};
+use super::{EvalError, Env, Properties, Value, as_count};
+use crate::db::{self, DeclKey, Db};
+use crate::diagnostics::{Diag, Loc, Severity};
+use crate::names::Scope;
+use crate::rules;
+use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
+
+#[derive(Clone, Debug, PartialEq, salsa::SalsaValue)]
+pub struct DeploymentResult<'db> {
+    /// The deployment's figures, when its fields resolved.
+    pub props: Option<BTreeMap<String, Result<Value, EvalError>>>,
+    pub diags: Vec<Diag<'db>>,
+}
+
+/// What expressions over a deployment read: its properties, its fields, the catalog.
+pub struct DeploymentEnv<'a, 'db> {
+    pub db: &'db dyn Db,
+    pub scope: &'a Scope<'db>,
+    pub props: &'a Properties,
+    pub fields: BTreeMap<String, Value>,
+    pub workload: BTreeMap<String, Value>,
+}
+
+impl Env for DeploymentEnv<'_, '_> {
+    fn get(&self, name: &str) -> Option<Result<Value, EvalError>> {
+        if let Some(value) = self.props.get(name) {
+            return Some(value.clone());
+        }
+        self.fields.get(name).cloned().map(Ok)
+    }
+
+    fn field_of(&self, kind: DeclKind, name: &str, field: &str) -> Option<Value> {
+        if kind == DeclKind::Deployment && name == "workload" {
+            return self.workload.get(field).cloned();
+        }
+        let key = self.scope.lookup(kind, name)?;
+        db::entry(self.db, key).fields.get(field).cloned()
+    }
+}
+
+/// Finds a model by catalog name, Hugging Face id or Ollama tag.
+fn model_by_alias<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<String> {
+    if scope.lookup(DeclKind::Model, text).is_some() {
+        return Some(text.to_string());
+    }
+    scope.names(DeclKind::Model).find_map(|(name, key)| {
+        let entry = db::entry(db, key);
+        let matches = |field: &str| {
+            matches!(entry.fields.get(field), Some(Value::Str(s)) if s.eq_ignore_ascii_case(text))
+        };
+        (matches("hf") || matches("ollama")).then(|| name.to_string())
+    })
+}
+
+pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db> {
+    let mut result = DeploymentResult {
+        props: None,
+        diags: Vec::new(),
+    };
+    let Some(decl) = db::decl(db, key) else {
+        return result;
+    };
+    let scope = db::scope(db, key.file(db));
+    let diags = &mut result.diags;
+    check_block_fields(key, DeclKind::Deployment, &decl.body, diags);
+    if decl.extends.is_some() {
+        diags.push(
+            Diag::error(
+                "deploy::field::type",
+                "a deployment cannot `extends` another",
+                Loc::Decl(key, decl.extends.as_ref().map(|e| e.span).unwrap_or_default()),
+            )
+            .label("not supported for deployments")
+            .help("copy the fields you share, or put the shared hardware in a `gpu ... extends` entry"),
+        );
+    }
+
+    let holes: Vec<_> = decl
+        .fields()
+        .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
+        .collect();
+    if !holes.is_empty() {
+        for hole in holes {
+            diags.push(
+                Diag::new(
+                    "deploy::solve::unsupported",
+                    Severity::Warning,
+                    format!(
+                        "`{}` is left open; the solver that fills holes is not implemented yet, so this deployment is not evaluated",
+                        hole.name.name
+                    ),
+                    Loc::Decl(key, hole.value.span),
+                )
+                .label("hole")
+                .help(format!("pin `{}` to a concrete value to have it checked", hole.name.name)),
+            );
+        }
+        rules::check_statically(scope, key, &decl, diags);
+        return result;
+    }
+
+    let Some(resolved) = resolve(db, scope, key, &decl, diags) else {
+        rules::check_statically(scope, key, &decl, diags);
+        return result;
+    };
+    let entry = |kind: DeclKind, name: &str| -> &'db Entry<'db> {
+        let entry_key = scope
+            .lookup(kind, name)
+            .expect("resolve() only returns names that are in scope");
+        db::entry(db, entry_key)
+    };
+    let text = |name: &str| match resolved.fields.get(name) {
+        Some(Value::Ref(_, n)) => n.clone(),
+        _ => String::new(),
+    };
+    let (model, quant, kv, engine, gpu) =
+        (text("model"), text("quant"), text("kv_cache"), text("engine"), text("gpu"));
+    let number = |name: &str, default: u64| match resolved.fields.get(name) {
+        Some(Value::Q(q)) => as_count(*q).unwrap_or(default),
+        _ => default,
+    };
+    let model_entry = entry(DeclKind::Model, &model);
+    let context = match resolved.fields.get("context") {
+        Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
+        _ => model_entry.number("max_context").map(|c| c as u64).unwrap_or(4096),
+    };
+    let inputs = Inputs {
+        model: model_entry,
+        model_name: &model,
+        quant: entry(DeclKind::Quant, &quant),
+        quant_name: &quant,
+        kv: entry(DeclKind::Kv, &kv),
+        engine: entry(DeclKind::Engine, &engine),
+        engine_name: &engine,
+        gpu: entry(DeclKind::Gpu, &gpu),
+        gpu_name: &gpu,
+        context,
+        seqs: number("seqs", 1),
+        count: number("count", 1),
+        replicas: number("replicas", 1),
+        memory_utilization: match resolved.fields.get("memory_utilization") {
+            Some(Value::Q(q)) => Some(q.value()),
+            _ => None,
+        },
+        prompt: resolved
+            .workload
+            .get("prompt")
+            .and_then(Value::quantity)
+            .map(|q| q.value()),
+    };
+    let props = memory::estimate(&inputs);
+    let mut fields = resolved.fields;
+    fields.insert(
+        "context".into(),
+        Value::Q(crate::units::Quantity::real(context as f64, crate::units::Dim::TOKENS)),
+    );
+    let env = DeploymentEnv {
+        db,
+        scope,
+        props: &props,
+        fields,
+        workload: resolved.workload,
+    };
+    rules::check(db, scope, key, &decl, &env, diags);
+    result.props = Some(props.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    result
+}
+
+/// The deployment's fields as values.
+struct Resolved {
+    fields: BTreeMap<String, Value>,
+    workload: BTreeMap<String, Value>,
+}
+
+/// Resolves every field; `None` when a field the estimate needs is missing or invalid
+/// (each problem is reported).
+fn resolve<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    diags: &mut Vec<Diag<'db>>,
+) -> Option<Resolved> {
+    let mut fields = BTreeMap::new();
+    let mut ok = true;
+    for field in decl.fields() {
+        let Some(spec) = field_spec(DeclKind::Deployment, &field.name.name) else {
+            continue;
+        };
+        let value = if spec.name == "model"
+            && let ExprKind::Str(lit) = &field.value.kind
+        {
+            let text = lit.plain().unwrap_or_default();
+            match model_by_alias(db, scope, &text) {
+                Some(name) => Ok(Value::Ref(DeclKind::Model, name)),
+                None => {
+                    let suggestion = scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
+                    Err(Box::new(
+                        Diag::error(
+                            "deploy::name::unknown",
+                            format!("no catalog model has the name, Hugging Face id or Ollama tag \"{text}\""),
+                            Loc::Decl(key, field.value.span),
+                        )
+                        .label("unknown model")
+                        .help(match suggestion {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => "add it: `model my_model { hf = \"...\" params = ... }`".to_string(),
+                        }),
+                    ))
+                }
+            }
+        } else {
+            const_field(scope, key, field, spec)
+        };
+        match value {
+            Ok(value) => {
+                if matches!(spec.ty, FieldTy::Number | FieldTy::Q(_))
+                    && matches!(spec.name, "seqs" | "count" | "replicas" | "context")
+                    && value.quantity().and_then(as_count).is_none()
+                {
+                    diags.push(
+                        Diag::error(
+                            "deploy::field::type",
+                            format!("`{}` must be a positive whole number", spec.name),
+                            Loc::Decl(key, field.value.span),
+                        )
+                        .label(format!("`{}` is {}", spec.name, value.display()))
+                        .help(format!("write `{} = 1` or more", spec.name)),
+                    );
+                    ok = false;
+                    continue;
+                }
+                if spec.ty == FieldTy::Ratio
+                    && let Some(q) = value.quantity()
+                    && !(q.value() > 0.0 && q.value() <= 1.0)
+                {
+                    diags.push(
+                        Diag::error(
+                            "deploy::field::type",
+                            format!("`{}` must be between 0% and 100%", spec.name),
+                            Loc::Decl(key, field.value.span),
+                        )
+                        .label(format!("`{}` is {}", spec.name, value.display()))
+                        .help(format!("write `{} = 90%`", spec.name)),
+                    );
+                    ok = false;
+                    continue;
+                }
+                fields.insert(field.name.name.clone(), value);
+            }
+            Err(diag) => {
+                diags.push(*diag);
+                ok = false;
+            }
+        }
+    }
+    for (name, default) in [("kv_cache", "fp16"), ("engine", "generic")] {
+        if !fields.contains_key(name) && decl.field(name).is_none() {
+            let kind = if name == "kv_cache" { DeclKind::Kv } else { DeclKind::Engine };
+            if let Ok(value) = lookup(scope, key, kind, default, decl.name.span) {
+                fields.insert(name.to_string(), value);
+            }
+        }
+    }
+    for required in ["model", "quant", "gpu"] {
+        if decl.field(required).is_none() {
+            let example = match required {
+                "model" => "model = glm4_9b",
+                "quant" => "quant = Q4_K_M",
+                _ => "gpu = rtx_4090",
+            };
+            diags.push(
+                Diag::error(
+                    "deploy::field::missing",
+                    format!("deployment `{}` has no `{required}`", decl.name.name),
+                    Loc::Decl(key, decl.name.span),
+                )
+                .label(format!("`{required}` missing"))
+                .help(format!("add `{example}` (or `{required} = ?` to let the solver choose)")),
+            );
+            ok = false;
+        }
+    }
+    let mut workload = BTreeMap::new();
+    if let Some(block) = decl.nested("workload") {
+        for entry in &block.body.entries {
+            if let AstEntry::Field(field) = entry
+                && let Some(spec) = WORKLOAD.iter().find(|s| s.name == field.name.name)
+            {
+                match const_field(scope, key, field, spec) {
+                    Ok(value) => {
+                        workload.insert(field.name.name.clone(), value);
+                    }
+                    Err(diag) => diags.push(*diag),
+                }
+            }
+        }
+    }
+    ok.then_some(Resolved { fields, workload })
+}

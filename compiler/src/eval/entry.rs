@@ -1,0 +1,522 @@
+//! Catalog entries: `extends` applied, fields checked against the schema and evaluated.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::schema::{FieldSpec, FieldTy, field_spec, quote_list, schema};
+use super::{Checker, EvalError, Value, eval_const};
+use crate::db::{self, DeclKey, Db};
+use crate::diagnostics::{Diag, Loc, Severity};
+use crate::names::{Scope, closest};
+use crate::syntax::ast::{Block, Decl, DeclKind, Entry as AstEntry, Expr, ExprKind, Field};
+use crate::units::Dim;
+
+/// A catalog entry with `extends` applied.
+#[derive(Clone, Debug, PartialEq, salsa::SalsaValue)]
+pub struct Entry<'db> {
+    pub key: DeclKey<'db>,
+    pub fields: BTreeMap<String, Value>,
+    /// Exact artifact sizes per quant (models' `files { }`).
+    pub files: BTreeMap<String, i128>,
+    /// Unevaluated fields (rules' `when`, `message`, `help`).
+    pub exprs: BTreeMap<String, Expr>,
+    /// The declaration that writes each field (itself or an ancestor).
+    pub owners: BTreeMap<String, DeclKey<'db>>,
+    /// Where each field is written, relative to its owner.
+    pub spans: BTreeMap<String, crate::span::Span>,
+    /// The entries this one extends, nearest first.
+    pub ancestors: Vec<DeclKey<'db>>,
+    /// Problems in this declaration's own text.
+    pub diags: Vec<Diag<'db>>,
+}
+
+impl Entry<'_> {
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.fields.get(name).and_then(Value::quantity).map(|q| q.value())
+    }
+}
+
+/// Walks the `extends` chain from `key` (nearest first), reporting unknown parents and
+/// cycles on `key`'s own declaration.
+fn ancestors<'db>(
+    db: &'db dyn Db,
+    key: DeclKey<'db>,
+    scope: &Scope<'db>,
+    diags: &mut Vec<Diag<'db>>,
+) -> Vec<(DeclKey<'db>, Arc<Decl>)> {
+    let mut chain = Vec::new();
+    let mut seen = vec![key];
+    let mut current = key;
+    while let Some(decl) = db::decl(db, current) {
+        let Some(parent) = decl.extends.clone() else {
+            break;
+        };
+        let kind = key.kind(db);
+        match scope.lookup(kind, &parent.name) {
+            None => {
+                if current == key {
+                    let help = match scope.suggest(kind, &parent.name) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!("`extends` names another {} entry", kind.keyword()),
+                    };
+                    diags.push(
+                        Diag::error(
+                            "deploy::name::unknown",
+                            format!("unknown {} `{}`", kind.keyword(), parent.name),
+                            Loc::Decl(key, parent.span),
+                        )
+                        .label(format!("not {} in scope", kind.describe()))
+                        .help(help),
+                    );
+                }
+                break;
+            }
+            Some(next) => {
+                if seen.contains(&next) {
+                    if current == key || next == key {
+                        diags.push(
+                            Diag::error(
+                                "deploy::name::extends_cycle",
+                                format!("`{}` extends itself through a cycle", key.name(db)),
+                                Loc::Decl(key, decl.extends.as_ref().map(|e| e.span).unwrap_or_default()),
+                            )
+                            .label("the chain loops back here")
+                            .help("break the cycle: one entry of the chain must extend a catalog entry or nothing"),
+                        );
+                    }
+                    break;
+                }
+                seen.push(next);
+                if let Some(parent_decl) = db::decl(db, next) {
+                    chain.push((next, parent_decl));
+                }
+                current = next;
+            }
+        }
+    }
+    chain
+}
+
+pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
+    let scope = db::scope(db, key.file(db));
+    let mut diags = Vec::new();
+    let mut entry = Entry {
+        key,
+        fields: BTreeMap::new(),
+        files: BTreeMap::new(),
+        exprs: BTreeMap::new(),
+        owners: BTreeMap::new(),
+        spans: BTreeMap::new(),
+        ancestors: Vec::new(),
+        diags: Vec::new(),
+    };
+    let Some(own) = db::decl(db, key) else {
+        return entry;
+    };
+    let kind = key.kind(db);
+    let chain = ancestors(db, key, scope, &mut diags);
+    entry.ancestors = chain.iter().map(|(k, _)| *k).collect();
+    check_block_fields(key, kind, &own.body, &mut diags);
+    // Apply the farthest ancestor first, so nearer declarations override it.
+    let layers = chain
+        .iter()
+        .rev()
+        .cloned()
+        .chain(std::iter::once((key, own.clone())));
+    for (owner, decl) in layers {
+        let is_own = owner == key;
+        let mut local = Vec::new();
+        for field in decl.fields() {
+            let Some(spec) = field_spec(kind, &field.name.name) else {
+                continue;
+            };
+            entry.owners.insert(field.name.name.clone(), owner);
+            entry.spans.insert(field.name.name.clone(), field.span);
+            match spec.ty {
+                FieldTy::Predicate | FieldTy::Message => {
+                    entry
+                        .exprs
+                        .insert(field.name.name.clone(), field.value.clone());
+                }
+                _ => match const_field(scope, owner, field, spec) {
+                    Ok(value) => {
+                        entry.fields.insert(field.name.name.clone(), value);
+                    }
+                    Err(diag) => local.push(*diag),
+                },
+            }
+        }
+        if let Some(files) = decl.nested("files") {
+            for file_field in files.body.entries.iter().filter_map(|e| match e {
+                AstEntry::Field(f) => Some(f),
+                _ => None,
+            }) {
+                match artifact_size(scope, owner, file_field) {
+                    Ok(bytes) => {
+                        entry.files.insert(file_field.name.name.clone(), bytes);
+                    }
+                    Err(diag) => local.push(*diag),
+                }
+            }
+        }
+        if is_own {
+            diags.extend(local);
+        }
+    }
+    if kind == DeclKind::Rule {
+        check_rule(scope, key, &own, &entry, &mut diags);
+    }
+    entry.diags = diags;
+    entry
+}
+
+/// Unknown, duplicated and misplaced fields of a block, against the kind's schema.
+pub fn check_block_fields<'db>(
+    key: DeclKey<'db>,
+    kind: DeclKind,
+    block: &Block,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    check_entries(key, kind.keyword(), schema(kind), block, diags);
+    for entry in &block.entries {
+        if let AstEntry::Nested(nested) = entry {
+            match (kind, nested.name.name.as_str()) {
+                (DeclKind::Deployment, "workload") => {
+                    check_entries(key, "workload", super::schema::WORKLOAD, &nested.body, diags)
+                }
+                (DeclKind::Model, "files") => {}
+                _ => {}
+            }
+        }
+        if let AstEntry::Require(require) = entry
+            && kind != DeclKind::Deployment
+        {
+            diags.push(
+                Diag::error(
+                    "deploy::field::unknown",
+                    format!("a {} cannot have `require`", kind.keyword()),
+                    Loc::Decl(key, require.span),
+                )
+                .label("not allowed here")
+                .help("put requires in a deployment, or write a `rule` that applies to every deployment"),
+            );
+        }
+        if let AstEntry::Objective(objective) = entry
+            && kind != DeclKind::Deployment
+        {
+            diags.push(
+                Diag::error(
+                    "deploy::field::unknown",
+                    format!("a {} cannot have `minimize`/`maximize`", kind.keyword()),
+                    Loc::Decl(key, objective.span),
+                )
+                .label("not allowed here")
+                .help("objectives belong in a deployment"),
+            );
+        }
+    }
+}
+
+fn check_entries<'db>(
+    key: DeclKey<'db>,
+    what: &str,
+    specs: &'static [FieldSpec],
+    block: &Block,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    let mut seen: BTreeMap<&str, crate::span::Span> = BTreeMap::new();
+    for entry in &block.entries {
+        let (name, is_block) = match entry {
+            AstEntry::Field(field) => (&field.name, false),
+            AstEntry::Nested(nested) => (&nested.name, true),
+            _ => continue,
+        };
+        match specs.iter().find(|spec| spec.name == name.name) {
+            None => {
+                let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                let help = match closest(&name.name, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("a {what} has the fields {}", quote_list(&names)),
+                };
+                diags.push(
+                    Diag::error(
+                        "deploy::field::unknown",
+                        format!("a {what} has no field `{}`", name.name),
+                        Loc::Decl(key, name.span),
+                    )
+                    .label("unknown field")
+                    .help(help),
+                );
+            }
+            Some(spec) if (spec.ty == FieldTy::Block) != is_block => {
+                let help = if is_block {
+                    format!("write `{} = value`", spec.name)
+                } else {
+                    format!("write `{} {{ ... }}`", spec.name)
+                };
+                diags.push(
+                    Diag::error(
+                        "deploy::field::type",
+                        format!("`{}` expects {}", spec.name, spec.ty.describe()),
+                        Loc::Decl(key, name.span),
+                    )
+                    .label("wrong form")
+                    .help(help),
+                );
+            }
+            Some(_) => {}
+        }
+        if let Some(first) = seen.get(name.name.as_str()) {
+            diags.push(
+                Diag::error(
+                    "deploy::field::duplicate",
+                    format!("`{}` is given twice", name.name),
+                    Loc::Decl(key, name.span),
+                )
+                .label("given again here")
+                .with_label(Loc::Decl(key, *first), "first given here")
+                .help(format!("remove one of the two `{}` lines", name.name)),
+            );
+        } else {
+            seen.insert(&name.name, name.span);
+        }
+    }
+}
+
+/// Evaluates a constant catalog field against its schema type.
+pub fn const_field<'db>(
+    scope: &Scope<'db>,
+    owner: DeclKey<'db>,
+    field: &Field,
+    spec: &FieldSpec,
+) -> Result<Value, Box<Diag<'db>>> {
+    let loc = Loc::Decl(owner, field.value.span);
+    let wrong = |found: &str| {
+        Box::new(
+            Diag::error(
+                "deploy::field::type",
+                format!("`{}` expects {}, found {found}", spec.name, spec.ty.describe()),
+                loc,
+            )
+            .label(format!("expected {}", spec.ty.describe()))
+            .help(format!("write `{} = ...` with {}", spec.name, spec.ty.describe())),
+        )
+    };
+    if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
+        return Err(Box::new(
+            Diag::error(
+                "deploy::field::type",
+                "holes (`?`, `one_of`) are only allowed in deployments",
+                loc,
+            )
+            .label("hole in a catalog entry")
+            .help(format!("give `{}` a concrete value", spec.name)),
+        ));
+    }
+    match spec.ty {
+        FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio => {
+            let expected = match spec.ty {
+                FieldTy::Q(dim) => dim,
+                _ => Dim::NONE,
+            };
+            let value = match eval_const(&field.value) {
+                Ok(value) => value,
+                Err(EvalError::DivisionByZero(span)) => {
+                    return Err(Box::new(
+                        Diag::error("deploy::eval::division_by_zero", "division by zero", Loc::Decl(owner, span))
+                            .label("this is zero")
+                            .help("divide by a non-zero value"),
+                    ));
+                }
+                Err(_) => return Err(wrong("an expression with names (catalog figures are constants)")),
+            };
+            let Some(q) = value.quantity() else {
+                return Err(wrong("something else"));
+            };
+            if !q.dim.compatible(expected) {
+                let literal = match &field.value.kind {
+                    ExprKind::Literal { text, .. } if q.dim.is_none() => Some(text.clone()),
+                    _ => None,
+                };
+                let found = if q.dim.is_none() { "a number".to_string() } else { q.dim.describe() };
+                let help = literal
+                    .and_then(|text| expected.suggest(&text))
+                    .map(|s| format!("write {s}"))
+                    .unwrap_or_else(|| format!("give `{}` a value in {}", spec.name, expected.describe()));
+                return Err(Box::new(
+                    Diag::error(
+                        "deploy::unit::expected",
+                        format!("expected {}, found {found}", expected.describe()),
+                        loc,
+                    )
+                    .label(format!("`{}` is {}", spec.name, expected.describe()))
+                    .help(help),
+                ));
+            }
+            Ok(Value::Q(q))
+        }
+        FieldTy::Str => match &field.value.kind {
+            ExprKind::Str(lit) => lit.plain().map(Value::Str).ok_or_else(|| wrong("an interpolated string")),
+            _ => Err(wrong("something that is not a string")),
+        },
+        FieldTy::Symbol(words) => match &field.value.kind {
+            ExprKind::Name(name) if words.contains(&name.as_str()) => Ok(Value::Symbol(name.clone())),
+            ExprKind::Name(name) => {
+                let help = match closest(name, words.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("write one of {}", quote_list(words)),
+                };
+                Err(Box::new(
+                    Diag::error(
+                        "deploy::name::unknown",
+                        format!("`{name}` is not one of {}", quote_list(words)),
+                        loc,
+                    )
+                    .label("unknown word")
+                    .help(help),
+                ))
+            }
+            _ => Err(wrong("something else")),
+        },
+        FieldTy::Ref(kind) => match &field.value.kind {
+            ExprKind::Name(name) => lookup(scope, owner, kind, name, field.value.span),
+            _ => Err(wrong("something else")),
+        },
+        FieldTy::RefList(kind) => match &field.value.kind {
+            ExprKind::List(items) => {
+                let mut values = Vec::new();
+                for item in items {
+                    match &item.kind {
+                        ExprKind::Name(name) => values.push(lookup(scope, owner, kind, name, item.span)?),
+                        _ => {
+                            return Err(Box::new(
+                                Diag::error(
+                                    "deploy::field::type",
+                                    format!("`{}` lists {} names", spec.name, kind.keyword()),
+                                    Loc::Decl(owner, item.span),
+                                )
+                                .label("not a name")
+                                .help(format!("write {} names: `[a, b]`", kind.keyword())),
+                            ));
+                        }
+                    }
+                }
+                Ok(Value::List(values))
+            }
+            _ => Err(wrong("something that is not a list")),
+        },
+        FieldTy::Predicate | FieldTy::Message | FieldTy::Block => Err(wrong("a plain value")),
+    }
+}
+
+/// A catalog reference by name, with a suggestion of the same kind when unknown.
+pub fn lookup<'db>(
+    scope: &Scope<'db>,
+    owner: DeclKey<'db>,
+    kind: DeclKind,
+    name: &str,
+    span: crate::span::Span,
+) -> Result<Value, Box<Diag<'db>>> {
+    if scope.lookup(kind, name).is_some() {
+        return Ok(Value::Ref(kind, name.to_string()));
+    }
+    let help = match scope.suggest(kind, name) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!(
+            "no {} is called `{name}`; the catalog's are in stdlib/{}.deploy",
+            kind.keyword(),
+            match kind {
+                DeclKind::Gpu => "gpus",
+                DeclKind::Model => "models",
+                DeclKind::Quant => "quants",
+                DeclKind::Kv => "kv",
+                DeclKind::Engine => "engines",
+                DeclKind::Rule => "rules",
+                DeclKind::Deployment => "deployments",
+            }
+        ),
+    };
+    Err(Box::new(
+        Diag::error(
+            "deploy::name::unknown",
+            format!("unknown {} `{name}`", kind.keyword()),
+            Loc::Decl(owner, span),
+        )
+        .label(format!("not {} in scope", kind.describe()))
+        .help(help),
+    ))
+}
+
+/// `files { Q4_K_M = 6_166_574_944 B }`: a quant name and an exact byte count.
+fn artifact_size<'db>(scope: &Scope<'db>, owner: DeclKey<'db>, field: &Field) -> Result<i128, Box<Diag<'db>>> {
+    lookup(scope, owner, DeclKind::Quant, &field.name.name, field.name.span)?;
+    let spec = FieldSpec {
+        name: "files",
+        ty: FieldTy::Q(Dim::BYTES),
+        doc: "",
+    };
+    let value = const_field(scope, owner, field, &spec)?;
+    value
+        .quantity()
+        .and_then(|q| q.num.round_to_int())
+        .ok_or_else(|| {
+            Box::new(
+                Diag::error("deploy::unit::expected", "expected a byte count", Loc::Decl(owner, field.value.span))
+                    .label("not a size")
+                    .help("write the exact size: `Q4_K_M = 6_166_574_944 B`"),
+            )
+        })
+}
+
+/// A rule's own checks: it has a level, a condition and a message, and they make sense
+/// for every deployment.
+fn check_rule<'db>(
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    entry: &Entry<'db>,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    for required in ["level", "when", "message"] {
+        if !entry.owners.contains_key(required) {
+            diags.push(
+                Diag::error(
+                    "deploy::field::missing",
+                    format!("rule `{}` has no `{required}`", decl.name.name),
+                    Loc::Decl(key, decl.name.span),
+                )
+                .label("incomplete rule")
+                .help(match required {
+                    "level" => "add `level = warn` (or `error`, `info`)",
+                    "when" => "add `when = <condition over the deployment>`",
+                    _ => "add `message = \"what is wrong, with {figures}\"`",
+                }),
+            );
+        }
+    }
+    for (name, expr) in &entry.exprs {
+        if entry.owners.get(name) != Some(&key) {
+            continue;
+        }
+        let mut checker = Checker {
+            scope,
+            anchor: key,
+            diags: Vec::new(),
+        };
+        if name == "when" {
+            checker.condition(expr);
+        } else {
+            match &expr.kind {
+                ExprKind::Str(lit) => {
+                    checker.string(lit);
+                }
+                _ => checker.diags.push(
+                    Diag::new("deploy::field::type", Severity::Error, format!("`{name}` expects a message string"), Loc::Decl(key, expr.span))
+                        .label("not a string")
+                        .help(format!("write `{name} = \"...\"`; figures go in `{{braces}}`")),
+                ),
+            }
+        }
+        diags.extend(checker.diags);
+    }
+}

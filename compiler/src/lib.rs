@@ -1,0 +1,19 @@
+//! deployfit-compiler: everything that understands `.deploy` files.
+//!
+//! The pipeline (salsa queries in [`db`]): parse → declarations → scope → catalog
+//! entries and deployments → diagnostics. [`Workspace`] is the one way in for the CLI,
+//! the language server and the tests.
+
+pub mod db;
+pub mod diagnostics;
+pub mod eval;
+pub mod fmt;
+pub mod names;
+pub mod rules;
+pub mod span;
+pub mod syntax;
+pub mod units;
+mod workspace;
+
+pub use diagnostics::{Diagnostic, Label, Severity};
+pub use workspace::Workspace;

@@ -1,0 +1,313 @@
+//! Requires and rules: a deployment's own `require`s, then every rule in scope, with
+//! severities, `allow`, interpolated messages, and labels on the fields each one reads.
+
+use std::collections::BTreeSet;
+
+use crate::db::{self, DeclKey, Db};
+use crate::diagnostics::{Diag, Loc, Severity};
+use crate::eval::deployment::DeploymentEnv;
+use crate::eval::schema::{field_spec, property};
+use crate::eval::{Checker, Env, EvalError, Value, eval, interpolate, reads};
+use crate::names::Scope;
+use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, Expr, Require};
+
+/// The requires and objectives of a deployment that cannot be evaluated (holes,
+/// unresolved fields) are still checked for names, units and types.
+pub fn check_statically<'db>(scope: &Scope<'db>, key: DeclKey<'db>, decl: &Decl, diags: &mut Vec<Diag<'db>>) {
+    let mut checker = Checker {
+        scope,
+        anchor: key,
+        diags: Vec::new(),
+    };
+    for entry in &decl.body.entries {
+        match entry {
+            AstEntry::Require(require) => {
+                checker.condition(&require.cond);
+                if let Some(message) = &require.message {
+                    checker.string(message);
+                }
+            }
+            AstEntry::Objective(objective) => {
+                objective_is_quantity(&mut checker, &objective.expr);
+            }
+            _ => {}
+        }
+    }
+    diags.extend(checker.diags);
+}
+
+fn objective_is_quantity(checker: &mut Checker<'_, '_>, expr: &Expr) {
+    if let Some(ty) = checker.expr(expr)
+        && !matches!(ty, crate::eval::Ty::Q(_))
+    {
+        checker.diags.push(
+            Diag::error(
+                "deploy::type::mismatch",
+                "an objective must be a quantity to minimize or maximize",
+                Loc::Decl(checker.anchor, expr.span),
+            )
+            .label("not a quantity")
+            .help("write `minimize cost_per_hour` or `maximize decode_tps`"),
+        );
+    }
+}
+
+/// Labels on the deployment fields an expression reads, with their values.
+fn field_labels<'db>(key: DeclKey<'db>, decl: &Decl, env: &DeploymentEnv<'_, 'db>, exprs: &[&Expr]) -> Vec<(Loc<'db>, String)> {
+    let mut names = Vec::new();
+    for expr in exprs {
+        reads(expr, &mut names);
+    }
+    let mut fields = BTreeSet::new();
+    for name in &names {
+        if let Some(prop) = property(name) {
+            fields.extend(prop.deps.iter().copied());
+        } else if field_spec(DeclKind::Deployment, name).is_some() {
+            fields.insert(name.as_str());
+        }
+    }
+    let mut labels = Vec::new();
+    for entry in &decl.body.entries {
+        let (name, span) = match entry {
+            AstEntry::Field(field) => (field.name.name.as_str(), field.span),
+            AstEntry::Nested(nested) => (nested.name.name.as_str(), nested.name.span),
+            _ => continue,
+        };
+        if fields.contains(name) {
+            labels.push((Loc::Decl(key, span), contribution(env, name)));
+        }
+    }
+    labels
+}
+
+/// What a field contributes to the figures, for its label: "KV cache 5.00 GiB".
+fn contribution(env: &DeploymentEnv<'_, '_>, field: &str) -> String {
+    let prop = |name: &str| match env.props.get(name) {
+        Some(Ok(value)) => value.display(),
+        _ => "?".to_string(),
+    };
+    let entry_field = |kind: DeclKind, of: &str, name: &str| match env.fields.get(of) {
+        Some(Value::Ref(_, entry)) => env.field_of(kind, entry, name).map(|v| v.display()),
+        _ => None,
+    };
+    let value = env.fields.get(field).map(Value::display).unwrap_or_default();
+    match field {
+        "model" => format!("{value}: weights {}", prop("weights_memory")),
+        "quant" => match entry_field(DeclKind::Quant, "quant", "bpw") {
+            Some(bpw) => format!("{bpw} bits per weight"),
+            None => value,
+        },
+        "context" => format!("{value} tokens per sequence: KV cache {}", prop("kv_memory")),
+        "seqs" => format!("{value} sequences share the KV cache"),
+        "kv_cache" => match entry_field(DeclKind::Kv, "kv_cache", "bytes") {
+            Some(bytes) => format!("{bytes} bytes per KV element"),
+            None => value,
+        },
+        "engine" => format!("{value}: overhead {} per GPU", prop("overhead_memory")),
+        "gpu" => match entry_field(DeclKind::Gpu, "gpu", "memory") {
+            Some(memory) => format!("{memory} per GPU, {} usable", prop("usable_memory")),
+            None => value,
+        },
+        "count" => format!("{value} GPUs: {} each", prop("memory_per_gpu")),
+        "memory_utilization" => format!("{value} of GPU memory usable"),
+        "replicas" => format!("{value} replicas"),
+        _ => format!("{field} = {value}"),
+    }
+}
+
+/// The figures an expression reads, with their values: "(decode_tps = 15.2 tok/s)".
+fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
+    let mut names = Vec::new();
+    reads(expr, &mut names);
+    let mut seen = BTreeSet::new();
+    let parts: Vec<String> = names
+        .iter()
+        .filter(|name| property(name).is_some() && seen.insert(name.as_str()))
+        .filter_map(|name| match env.props.get(name.as_str()) {
+            Some(Ok(value)) => Some(format!("{name} = {}", value.display())),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+fn eval_problem<'db>(key: DeclKey<'db>, error: EvalError, at: Loc<'db>, what: &str) -> Option<Diag<'db>> {
+    match error {
+        EvalError::Missing(missing) => Some(
+            Diag::error(
+                "deploy::eval::missing_fact",
+                format!("cannot check {what}: {missing}"),
+                at,
+            )
+            .label("needs a figure the catalog lacks")
+            .help("add the figure to the catalog entry (`gpu my_card extends ... { memory = ... }`) or choose another entry"),
+        ),
+        EvalError::DivisionByZero(span) => Some(
+            Diag::error("deploy::eval::division_by_zero", format!("{what} divides by zero"), Loc::Decl(key, span))
+                .label("this is zero")
+                .help("guard the division or divide by a figure that cannot be zero"),
+        ),
+        EvalError::Invalid => None,
+    }
+}
+
+fn check_require<'db>(
+    checker: &mut Checker<'_, 'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+    require: &Require,
+) -> Option<Diag<'db>> {
+    let before = checker.diags.len();
+    checker.condition(&require.cond);
+    if let Some(message) = &require.message {
+        checker.string(message);
+    }
+    if checker.diags.len() > before {
+        return None;
+    }
+    let at = Loc::Decl(key, require.span);
+    match eval(env, &require.cond) {
+        Ok(Value::Bool(true)) => None,
+        Ok(_) => {
+            let custom = require
+                .message
+                .as_ref()
+                .and_then(|m| interpolate(env, m).ok());
+            let figures = figures(env, &require.cond);
+            let message = match custom {
+                Some(text) => format!("{text}{figures}"),
+                None => format!("requirement not met{figures}"),
+            };
+            let labels = field_labels(key, decl, env, &[&require.cond]);
+            let fields: Vec<String> = labels
+                .iter()
+                .map(|(_, text)| format!("`{}`", text.split(" = ").next().unwrap_or(text)))
+                .collect();
+            let help = if fields.is_empty() {
+                "change the deployment so this holds, or relax the bound".to_string()
+            } else {
+                format!("this depends on {}: change one of them, or relax the bound", fields.join(", "))
+            };
+            let mut diag = Diag::error("deploy::require::failed", message, at)
+                .label("this does not hold")
+                .help(help);
+            diag.labels = labels;
+            Some(diag)
+        }
+        Err(error) => eval_problem(key, error, at, "this require"),
+    }
+}
+
+/// Checks a resolved deployment: its requires, then every rule in scope.
+pub fn check<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    let mut checker = Checker {
+        scope,
+        anchor: key,
+        diags: Vec::new(),
+    };
+    let mut failures = Vec::new();
+    for entry in &decl.body.entries {
+        match entry {
+            AstEntry::Require(require) => {
+                failures.extend(check_require(&mut checker, key, decl, env, require));
+            }
+            AstEntry::Objective(objective) => objective_is_quantity(&mut checker, &objective.expr),
+            _ => {}
+        }
+    }
+    diags.extend(checker.diags);
+    diags.extend(failures);
+
+    let allowed: BTreeSet<String> = match env.fields.get("allow") {
+        Some(Value::List(items)) => items.iter().map(Value::display).collect(),
+        _ => BTreeSet::new(),
+    };
+    let rules: Vec<DeclKey<'db>> = scope.names(DeclKind::Rule).map(|(_, k)| k).collect();
+    // A rule that `extends` another replaces it.
+    let replaced: BTreeSet<String> = rules
+        .iter()
+        .flat_map(|rule| db::entry(db, *rule).ancestors.iter().map(|a| a.name(db).clone()))
+        .collect();
+    let mut reported_missing = false;
+    for rule in rules {
+        let name = rule.name(db);
+        if replaced.contains(name) {
+            continue;
+        }
+        let entry = db::entry(db, rule);
+        let lineage: Vec<&String> = std::iter::once(name)
+            .chain(entry.ancestors.iter().map(|a| a.name(db)))
+            .collect();
+        if lineage.iter().any(|n| allowed.contains(*n))
+            || entry.diags.iter().any(|d| d.severity == Severity::Error)
+        {
+            continue;
+        }
+        let Some(when) = entry.exprs.get("when") else {
+            continue;
+        };
+        let severity = match entry.fields.get("level") {
+            Some(Value::Symbol(level)) if level == "error" => Severity::Error,
+            Some(Value::Symbol(level)) if level == "info" => Severity::Info,
+            _ => Severity::Warning,
+        };
+        let at = Loc::Decl(key, decl.name.span);
+        match eval(env, when) {
+            Ok(Value::Bool(true)) => {}
+            Ok(_) => continue,
+            Err(EvalError::Missing(missing)) => {
+                // One note per deployment: the estimate lacks a figure, so the rules
+                // that need it are skipped.
+                if !reported_missing {
+                    reported_missing = true;
+                    diags.push(
+                        Diag::new(
+                            "deploy::eval::missing_fact",
+                            Severity::Warning,
+                            format!("some rules cannot be checked: {missing}"),
+                            at,
+                        )
+                        .label("not fully checked")
+                        .help("add the missing figure to the catalog entry (with `extends`), or choose an entry that has it"),
+                    );
+                }
+                continue;
+            }
+            Err(error) => {
+                diags.extend(eval_problem(key, error, at, &format!("rule `{name}`")));
+                continue;
+            }
+        }
+        let render = |field: &str| {
+            entry.exprs.get(field).and_then(|expr| match &expr.kind {
+                crate::syntax::ast::ExprKind::Str(lit) => interpolate(env, lit).ok(),
+                _ => None,
+            })
+        };
+        let code = match entry.fields.get("code") {
+            Some(Value::Str(code)) => code.clone(),
+            _ => format!("deploy::rule::{name}"),
+        };
+        let message = render("message").unwrap_or_else(|| format!("rule `{name}` applies"));
+        let help = render("help").unwrap_or_else(|| {
+            format!("fix the deployment, or add `allow = [{name}]` to it if this is intended")
+        });
+        let mut diag = Diag::new(&code, severity, message, at)
+            .label(format!("rule `{name}`"))
+            .help(help);
+        diag.labels = field_labels(key, decl, env, &[when]);
+        diags.push(diag);
+    }
+}

@@ -1,0 +1,56 @@
+//! Byte spans.
+
+/// A half-open byte range `[start, end)` in a source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
+    }
+
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+
+    /// This span moved right by `offset` bytes.
+    pub fn shift(self, offset: u32) -> Span {
+        Span {
+            start: self.start + offset,
+            end: self.end + offset,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn cover(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    pub fn contains(self, offset: u32) -> bool {
+        self.start <= offset && offset <= self.end
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: u32) -> (usize, usize) {
+    let offset = (offset as usize).min(text.len());
+    let offset = (0..=offset).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}

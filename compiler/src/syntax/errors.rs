@@ -1,0 +1,182 @@
+//! Turns pest's rule lists into sentences: "expected `=` or `{` after `gpu`".
+
+use pest::error::{ErrorVariant, InputLocation};
+
+use super::{Rule, SyntaxError};
+use crate::span::Span;
+
+/// What a rule looks like to a user; `None` hides the rule from the message.
+fn describe(rule: Rule) -> Option<&'static str> {
+    Some(match rule {
+        Rule::decl | Rule::decl_kind | Rule::import | Rule::kw_import | Rule::doc => {
+            "a declaration (`deployment`, `gpu`, `model`, `quant`, `kv`, `engine`, `rule`) or `import`"
+        }
+        Rule::EOI => "end of file",
+        Rule::ident => "a name",
+        Rule::extends | Rule::kw_extends => "`extends`",
+        Rule::lbrace => "`{`",
+        Rule::block_end => "`}`",
+        Rule::eq => "`=`",
+        Rule::require | Rule::kw_require => "`require`",
+        Rule::objective | Rule::kw_minimize | Rule::kw_maximize => "`minimize`/`maximize`",
+        Rule::field | Rule::nested => "a field",
+        Rule::kw_else => "`else`",
+        Rule::expr
+        | Rule::hole
+        | Rule::one_of
+        | Rule::kw_one_of
+        | Rule::list
+        | Rule::money
+        | Rule::quantity
+        | Rule::call
+        | Rule::paren
+        | Rule::neg
+        | Rule::not
+        | Rule::kw_not
+        | Rule::number
+        | Rule::interp_expr => "a value",
+        Rule::string => "a string",
+        Rule::string_end => "a closing `\"`",
+        Rule::list_end => "`]`",
+        Rule::lbracket => "`[`",
+        Rule::comma => "`,`",
+        Rule::lparen => "`(`",
+        Rule::paren_end => "`)`",
+        Rule::access => "`.`",
+        Rule::or
+        | Rule::and
+        | Rule::kw_and
+        | Rule::kw_or
+        | Rule::eq_eq
+        | Rule::ne
+        | Rule::le
+        | Rule::ge
+        | Rule::lt
+        | Rule::gt
+        | Rule::add
+        | Rule::sub
+        | Rule::mul
+        | Rule::div => "an operator",
+        Rule::unit | Rule::simple_unit | Rule::compound_unit => "a unit",
+        Rule::suffix => "`k` or `M`",
+        Rule::money_per => "`/h` or `/Mtok`",
+        Rule::escape => "an escape (`\\\"`, `\\\\`, `\\n`, `\\{`)",
+        Rule::interp | Rule::interp_body => "`{expression}`",
+        _ => return None,
+    })
+}
+
+/// The token that ends just before `pos`, for "after `gpu`".
+fn previous_token(text: &str, pos: usize) -> Option<&str> {
+    let before = text[..pos].trim_end();
+    let last = before.chars().last()?;
+    if last.is_ascii_alphanumeric() || last == '_' {
+        let start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        Some(&before[start..])
+    } else {
+        Some(&before[before.len() - last.len_utf8()..])
+    }
+}
+
+/// The token found at `pos`, for "found `rtx`".
+fn found_token(text: &str, pos: usize) -> (String, usize) {
+    let rest = &text[pos..];
+    let Some(first) = rest.chars().next() else {
+        return ("end of file".into(), 0);
+    };
+    if first == '\n' || first == '\r' {
+        return ("end of line".into(), first.len_utf8());
+    }
+    if first.is_ascii_alphanumeric() || first == '_' {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (format!("`{}`", &rest[..end]), end)
+    } else {
+        (format!("`{first}`"), first.len_utf8())
+    }
+}
+
+/// Converts a pest error on `source` (which starts at `base` in the whole `text`).
+pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) -> SyntaxError {
+    let pos = match error.location {
+        InputLocation::Pos(pos) => pos,
+        InputLocation::Span((start, _)) => start,
+    } + base;
+    let pos = pos.min(text.len());
+    let (found, found_len) = found_token(text, pos);
+    let mut wanted: Vec<&'static str> = Vec::new();
+    match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => {
+            for rule in positives {
+                if let Some(description) = describe(*rule)
+                    && !wanted.contains(&description)
+                {
+                    wanted.push(description);
+                }
+            }
+        }
+        ErrorVariant::CustomError { message } => {
+            return SyntaxError {
+                code: "deploy::syntax::limit",
+                message: format!("the parser gave up here: {message}"),
+                span: Span::new(pos, pos + found_len),
+                label: "here".into(),
+                help: "simplify this declaration or split it into several".into(),
+            };
+        }
+    }
+    // "a value" and "an operator" together just mean the expression is unfinished.
+    if wanted.contains(&"a value") {
+        let starts_a_value = ["an operator", "`.`", "`[`", "`(`", "a string", "a name"];
+        wanted.retain(|w| !starts_a_value.contains(w));
+    }
+    if wanted.contains(&"a closing `\"`") {
+        return SyntaxError {
+            code: "deploy::syntax::unterminated_string",
+            message: "this string is not closed before the end of the line".into(),
+            span: Span::new(pos, pos + found_len),
+            label: "string ends here".into(),
+            help: "close the string with `\"`; write `\\n` for a line break inside it".into(),
+        };
+    }
+    let expected = match wanted.as_slice() {
+        [] => "something else".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    };
+    let after = previous_token(text, pos)
+        .map(|token| format!(" after `{token}`"))
+        .unwrap_or_default();
+    let help = help_for(&wanted, &found);
+    SyntaxError {
+        code: "deploy::syntax::unexpected",
+        message: format!("expected {expected}{after}, found {found}"),
+        span: Span::new(pos, pos + found_len),
+        label: format!("expected {expected}"),
+        help,
+    }
+}
+
+fn help_for(wanted: &[&str], found: &str) -> String {
+    if wanted.contains(&"`=`") && wanted.contains(&"`{`") {
+        "a field is `name = value`; a declaration is `KIND NAME { ... }`".into()
+    } else if wanted.contains(&"`=`") {
+        "a field is written `name = value`".into()
+    } else if wanted.contains(&"a closing `\"`") {
+        "close the string with `\"` on the same line".into()
+    } else if wanted.contains(&"`}`") && found == "end of file" {
+        "close the block with `}`".into()
+    } else if wanted.contains(&"`)`") {
+        "close the parenthesis with `)`".into()
+    } else if wanted.contains(&"a value") {
+        "write a value: a number with a unit (`12 GiB`, `32k`), a name, or a string".into()
+    } else if wanted.iter().any(|w| w.starts_with("a declaration")) {
+        "start a declaration with its kind and name: `deployment chat { ... }`".into()
+    } else {
+        "see docs/language.md for the syntax".into()
+    }
+}

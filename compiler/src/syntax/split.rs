@@ -1,0 +1,153 @@
+//! Splits a file into chunks at declaration boundaries, before pest sees it.
+//!
+//! Each chunk is parsed on its own, so a broken block only costs its own chunk: the
+//! errors in every other declaration are still reported. The scan also measures bracket
+//! nesting, so that hostile input (10,000 open parentheses) is refused with a diagnostic
+//! instead of recursing deeply in the parser.
+
+use crate::span::Span;
+
+/// Deeper nesting than this is refused; real files nest a handful of levels.
+pub const MAX_DEPTH: usize = 64;
+
+pub struct Chunk {
+    pub span: Span,
+    /// Where nesting first went past [`MAX_DEPTH`], if it did.
+    pub too_deep_at: Option<usize>,
+}
+
+const STARTERS: [&str; 8] = [
+    "gpu",
+    "model",
+    "quant",
+    "kv",
+    "engine",
+    "rule",
+    "deployment",
+    "import",
+];
+
+/// Whether the line (after its indentation) starts a declaration: `KIND NAME` or `import "`.
+fn starts_declaration(rest: &str) -> bool {
+    STARTERS.iter().any(|kw| {
+        rest.strip_prefix(kw).is_some_and(|after| {
+            let trimmed = after.trim_start_matches([' ', '\t']);
+            after.len() != trimmed.len()
+                && if *kw == "import" {
+                    trimmed.starts_with('"')
+                } else {
+                    trimmed.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                }
+        })
+    })
+}
+
+pub fn split(text: &str) -> Vec<Chunk> {
+    let mut chunks = Vec::new();
+    let mut chunk_start = 0;
+    let mut depth: usize = 0;
+    let mut too_deep_at = None;
+    // Start of the run of `///` lines directly above the current line, if any.
+    let mut doc_run_start: Option<usize> = None;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let rest = &line[indent..];
+        let is_boundary = line_start > chunk_start
+            && starts_declaration(rest)
+            && (indent == 0 || depth == 0);
+        if is_boundary {
+            let boundary = doc_run_start.unwrap_or(line_start);
+            if boundary > chunk_start {
+                chunks.push(Chunk {
+                    span: Span::new(chunk_start, boundary),
+                    too_deep_at,
+                });
+                chunk_start = boundary;
+                too_deep_at = None;
+                depth = 0;
+            }
+        }
+        if rest.starts_with("///") {
+            doc_run_start.get_or_insert(line_start);
+        } else {
+            doc_run_start = None;
+        }
+        scan_brackets(line, line_start, &mut depth, &mut too_deep_at);
+        line_start += line.len();
+    }
+    if chunk_start < text.len() || chunks.is_empty() {
+        chunks.push(Chunk {
+            span: Span::new(chunk_start, text.len()),
+            too_deep_at,
+        });
+    }
+    chunks
+}
+
+/// Tracks bracket depth over one line, skipping strings and comments.
+fn scan_brackets(line: &str, offset: usize, depth: &mut usize, too_deep_at: &mut Option<usize>) {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if in_string {
+            match byte {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'/' if bytes.get(i + 1) == Some(&b'/') => return,
+                b'(' | b'[' | b'{' => {
+                    *depth += 1;
+                    if *depth > MAX_DEPTH && too_deep_at.is_none() {
+                        *too_deep_at = Some(offset + i);
+                    }
+                }
+                b')' | b']' | b'}' => *depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+}
+
+/// The offset where bracket nesting in `text` first exceeds [`MAX_DEPTH`].
+pub fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0;
+    let mut at = None;
+    scan_brackets(text, 0, &mut depth, &mut at);
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_declarations_and_keeps_docs() {
+        let text = "// header\ngpu a { memory = 1 GiB }\n/// doc\ndeployment b {\n  model = x\n}\n";
+        let chunks = split(text);
+        let pieces: Vec<&str> = chunks
+            .iter()
+            .map(|c| &text[c.span.start as usize..c.span.end as usize])
+            .collect();
+        assert_eq!(
+            pieces,
+            vec![
+                "// header\ngpu a { memory = 1 GiB }\n",
+                "/// doc\ndeployment b {\n  model = x\n}\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_found() {
+        let text = format!("deployment a {{ x = {} }}", "(".repeat(100));
+        assert!(split(&text)[0].too_deep_at.is_some());
+    }
+}

@@ -1,0 +1,137 @@
+//! The one way in: files in, diagnostics out. The CLI, the language server and the
+//! tests all go through [`Workspace`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use salsa::Setter;
+
+use crate::db::{self, Database, Db, SourceFile};
+use crate::diagnostics::Diagnostic;
+
+/// A salsa database plus the bookkeeping of which paths are loaded.
+#[derive(Default)]
+pub struct Workspace {
+    db: Database,
+}
+
+/// Decodes file bytes: invalid UTF-8 is replaced (and its first offset remembered, to
+/// be reported as a diagnostic) rather than refused.
+pub fn decode(bytes: Vec<u8>) -> (String, Option<u32>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to() as u32;
+            (String::from_utf8_lossy(error.as_bytes()).into_owned(), Some(at))
+        }
+    }
+}
+
+impl Workspace {
+    pub fn new() -> Workspace {
+        Workspace::default()
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn db_mut(&mut self) -> &mut Database {
+        &mut self.db
+    }
+
+    /// The loaded user file at `path`, if any.
+    pub fn file(&self, path: &Path) -> Option<SourceFile> {
+        self.db
+            .project()
+            .files(&self.db)
+            .get(&db::normalize(path))
+            .copied()
+    }
+
+    /// Sets the text of a user file, creating it when new. Only the changed input is
+    /// invalidated; salsa re-runs what depends on it.
+    pub fn set_file(&mut self, path: &Path, text: String) -> SourceFile {
+        self.set_file_checked(path, text, None)
+    }
+
+    fn set_file_checked(&mut self, path: &Path, text: String, invalid_utf8_at: Option<u32>) -> SourceFile {
+        let path = db::normalize(path);
+        if let Some(file) = self.file(&path) {
+            if file.text(&self.db) != &text {
+                file.set_text(&mut self.db).to(text);
+            }
+            if file.invalid_utf8_at(&self.db) != invalid_utf8_at {
+                file.set_invalid_utf8_at(&mut self.db).to(invalid_utf8_at);
+            }
+            return file;
+        }
+        let file = SourceFile::new(&self.db, path.clone(), text, invalid_utf8_at, false);
+        let project = self.db.project();
+        let mut files: BTreeMap<PathBuf, SourceFile> = project.files(&self.db).clone();
+        files.insert(path, file);
+        project.set_files(&mut self.db).to(files);
+        file
+    }
+
+    /// Edits a stdlib file's text (tests of incrementality; a future `--stdlib` flag).
+    pub fn set_stdlib_text(&mut self, name: &str, text: String) -> Option<SourceFile> {
+        let file = self
+            .db
+            .project()
+            .stdlib(&self.db)
+            .iter()
+            .copied()
+            .find(|f| f.path(&self.db).ends_with(name))?;
+        file.set_text(&mut self.db).to(text);
+        Some(file)
+    }
+
+    /// Reads a file from disk (and, transitively, the files it imports).
+    pub fn load(&mut self, path: &Path) -> std::io::Result<SourceFile> {
+        let bytes = std::fs::read(path)?;
+        let (text, invalid) = decode(bytes);
+        let file = self.set_file_checked(path, text, invalid);
+        self.load_imports(file);
+        Ok(file)
+    }
+
+    /// Reads from disk every file reachable through imports that is not loaded yet;
+    /// unreadable ones stay absent and are reported by the import's diagnostic.
+    pub fn load_imports(&mut self, file: SourceFile) {
+        let mut pending = vec![file];
+        while let Some(current) = pending.pop() {
+            let wanted: Vec<PathBuf> = db::imports(&self.db, current)
+                .iter()
+                .filter(|import| import.file.is_none())
+                .map(|import| import.path.clone())
+                .collect();
+            for path in wanted {
+                if self.file(&path).is_some() {
+                    continue;
+                }
+                if let Ok(bytes) = std::fs::read(&path) {
+                    let (text, invalid) = decode(bytes);
+                    pending.push(self.set_file_checked(&path, text, invalid));
+                }
+            }
+        }
+    }
+
+    /// Every diagnostic of one file.
+    pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
+        db::diagnostics(&self.db, file)
+    }
+
+    /// The text of a loaded file or a stdlib file, for renderers.
+    pub fn source(&self, path: &Path) -> Option<Arc<str>> {
+        let project = self.db.project();
+        project
+            .stdlib(&self.db)
+            .iter()
+            .chain(project.files(&self.db).values())
+            .find(|f| f.path(&self.db) == path)
+            .map(|f| Arc::from(f.text(&self.db).as_str()))
+    }
+}

@@ -1,0 +1,211 @@
+//! The `deployfit` command line: argument parsing and rendering only; every analysis
+//! goes through `deployfit_compiler::Workspace`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use deployfit_compiler::diagnostics::Report;
+use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
+use deployfit_compiler::{Diagnostic, Severity, Workspace, fmt};
+
+#[derive(Parser)]
+#[command(name = "deployfit", version, about = "Deployments as code: check LLM serving configurations for fit, speed and cost")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check .deploy files: syntax, names, units, requires and rules.
+    Check {
+        /// Files or directories (searched recursively for *.deploy). Default: the current directory.
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Treat warnings as errors.
+        #[arg(long, value_enum)]
+        deny: Vec<Deny>,
+    },
+    /// Format .deploy files in place (or only check that they are formatted).
+    Fmt {
+        /// Files or directories. Default: the current directory.
+        paths: Vec<PathBuf>,
+        /// Do not write; exit 1 when a file is not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    Github,
+    Sarif,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Deny {
+    Warnings,
+}
+
+/// Exit codes: 0 clean, 1 problems found, 2 usage or I/O error.
+const EXIT_PROBLEMS: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check {
+            paths,
+            format,
+            deny,
+        } => check(paths, format, deny.contains(&Deny::Warnings)),
+        Command::Fmt { paths, check } => format_files(paths, check),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Expands files and directories into the sorted list of `.deploy` files.
+fn collect(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    };
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        if meta.is_dir() {
+            walk(&path, &mut files)?;
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?
+            .path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                walk(&path, files)?;
+            }
+        } else if path.extension().is_some_and(|ext| ext == "deploy") {
+            files.push(path.strip_prefix("./").unwrap_or(&path).to_path_buf());
+        }
+    }
+    Ok(())
+}
+
+fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8, String> {
+    let files = collect(paths)?;
+    let mut workspace = Workspace::new();
+    let mut loaded = Vec::new();
+    for path in &files {
+        let file = workspace
+            .load(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        loaded.push(file);
+    }
+    let mut diagnostics: Vec<Diagnostic> = loaded
+        .iter()
+        .flat_map(|file| workspace.check(*file))
+        .collect();
+    if deny_warnings {
+        for diag in &mut diagnostics {
+            if diag.severity == Severity::Warning {
+                diag.severity = Severity::Error;
+            }
+        }
+    }
+    let source = |path: &Path| workspace.source(path);
+    let report = Report {
+        diagnostics: &diagnostics,
+        source: &source,
+    };
+    let format = match format {
+        Format::Human => OutputFormat::Human,
+        Format::Json => OutputFormat::Json,
+        Format::Github => OutputFormat::Github,
+        Format::Sarif => OutputFormat::Sarif,
+    };
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let text = render::render(
+        format,
+        &report,
+        files.len(),
+        HumanOptions { color, width: 100 },
+    );
+    let mut lock = stdout.lock();
+    lock.write_all(text.as_bytes())
+        .and_then(|_| lock.flush())
+        .map_err(|e| format!("cannot write the report: {e}"))?;
+    let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    Ok(if failed { EXIT_PROBLEMS } else { 0 })
+}
+
+fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
+    let files = collect(paths)?;
+    let mut code = 0;
+    for path in files {
+        let bytes =
+            std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let Ok(text) = String::from_utf8(bytes) else {
+            eprintln!("{}: not valid UTF-8; not formatted", path.display());
+            code = EXIT_PROBLEMS;
+            continue;
+        };
+        match fmt::format(&text) {
+            Ok(formatted) if formatted == text => {}
+            Ok(formatted) => {
+                if check_only {
+                    println!("would reformat {}", path.display());
+                    code = EXIT_PROBLEMS;
+                } else {
+                    std::fs::write(&path, formatted)
+                        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                    println!("formatted {}", path.display());
+                }
+            }
+            Err(error) => {
+                let (line, column) =
+                    deployfit_compiler::span::line_col(&text, error.span.start);
+                eprintln!(
+                    "{}:{line}:{column}: not formatted: {} (run `deployfit check` for details)",
+                    path.display(),
+                    error.message
+                );
+                code = EXIT_PROBLEMS;
+            }
+        }
+    }
+    Ok(code)
+}
