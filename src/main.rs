@@ -145,9 +145,14 @@ fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8,
             }
         }
     }
+    let summaries: Vec<_> = loaded
+        .iter()
+        .flat_map(|file| workspace.summaries(*file))
+        .collect();
     let source = |path: &Path| workspace.source(path);
     let report = Report {
         diagnostics: &diagnostics,
+        summaries: &summaries,
         source: &source,
     };
     let format = match format {

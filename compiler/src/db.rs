@@ -352,3 +352,39 @@ pub fn reachable(db: &dyn Db, file: SourceFile) -> Vec<SourceFile> {
     }
     order
 }
+
+/// The figures of one deployment, as display strings, for summaries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeploymentSummary {
+    pub name: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
+    pub figures: BTreeMap<String, String>,
+}
+
+/// One summary per deployment of a file, in source order.
+pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSummary> {
+    decl_keys(db, file)
+        .iter()
+        .filter(|key| key.kind(db) == DeclKind::Deployment)
+        .map(|key| {
+            let name_span = decl(db, *key).map(|d| d.name.span).unwrap_or_default();
+            let (_, span) = resolve_loc(db, Loc::Decl(*key, name_span));
+            let figures = deployment(db, *key)
+                .props
+                .iter()
+                .flatten()
+                .filter_map(|(name, value)| {
+                    value.as_ref().ok().map(|v| (name.clone(), v.display()))
+                })
+                .collect();
+            DeploymentSummary {
+                name: key.name(db).clone(),
+                file: file.path(db).clone(),
+                line: line_col(file.text(db), span.start).0,
+                figures,
+            }
+        })
+        .collect()
+}

@@ -124,6 +124,11 @@ impl Workspace {
         db::diagnostics(&self.db, file)
     }
 
+    /// The figures of every deployment of a file.
+    pub fn summaries(&self, file: SourceFile) -> Vec<db::DeploymentSummary> {
+        db::deployment_summaries(&self.db, file)
+    }
+
     /// The text of a loaded file or a stdlib file, for renderers.
     pub fn source(&self, path: &Path) -> Option<Arc<str>> {
         let project = self.db.project();

@@ -119,5 +119,7 @@ pub struct Label {
 /// Everything a renderer needs: the diagnostics and the text of each file they name.
 pub struct Report<'a> {
     pub diagnostics: &'a [Diagnostic],
+    /// The figures of every deployment checked.
+    pub summaries: &'a [crate::db::DeploymentSummary],
     pub source: &'a dyn Fn(&std::path::Path) -> Option<std::sync::Arc<str>>,
 }

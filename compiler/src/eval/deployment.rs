@@ -158,6 +158,11 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     };
     let props = memory::estimate(&inputs);
     let mut fields = resolved.fields;
+    for (name, value) in [("seqs", inputs.seqs), ("count", inputs.count), ("replicas", inputs.replicas)] {
+        fields
+            .entry(name.to_string())
+            .or_insert(Value::Q(crate::units::Quantity::new(crate::units::Num::Int(value as i128), crate::units::Dim::NONE)));
+    }
     fields.insert(
         "context".into(),
         Value::Q(crate::units::Quantity::real(context as f64, crate::units::Dim::TOKENS)),

@@ -353,7 +353,9 @@ pub fn const_field<'db>(
                     .help(help),
                 ));
             }
-            Ok(Value::Q(q))
+            // A bare count where tokens are expected is a token count.
+            let dim = if q.dim.is_none() { expected } else { q.dim };
+            Ok(Value::Q(crate::units::Quantity { dim, ..q }))
         }
         FieldTy::Str => match &field.value.kind {
             ExprKind::Str(lit) => lit.plain().map(Value::Str).ok_or_else(|| wrong("an interpolated string")),

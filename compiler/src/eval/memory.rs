@@ -184,15 +184,40 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
                 "max_context",
                 Ok(Value::Q(Quantity::real(largest.min(window), Dim::TOKENS))),
             );
+            props.insert("fit_advice", Ok(Value::Str(fit_advice(inputs, &mem, usable, largest.min(window)))));
         }
         None => {
-            for name in ["usable_memory", "utilization", "headroom", "fits", "max_context"] {
+            for name in ["usable_memory", "utilization", "headroom", "fits", "max_context", "fit_advice"] {
                 props.insert(name, Err(no_memory()));
             }
         }
     }
     speed_and_cost(inputs, &mem, &mut props);
     props
+}
+
+/// The concrete change that makes a deployment fit, or gives it room: a shorter
+/// context when one fits, else the tensor-parallel count whose share of the weights
+/// fits, else a larger GPU.
+fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) -> String {
+    let seqs = inputs.seqs as f64;
+    let context = inputs.context as f64;
+    if largest >= 1.0 {
+        let tokens = Quantity::real(largest, Dim::TOKENS).display();
+        return format!("context = {tokens} fits (the largest context per sequence with seqs = {})", inputs.seqs);
+    }
+    for count in [2u64, 4, 8] {
+        if count > inputs.count && mem.per_gpu(context, seqs, count as f64) <= usable {
+            return format!("count = {count} fits: tensor parallelism splits the weights over {count} GPUs");
+        }
+    }
+    let need = mem.per_gpu(context, seqs, inputs.count as f64);
+    format!(
+        "even a 1-token context needs more than the {} usable on {}: choose a smaller quant or a GPU with more than {} of memory",
+        Quantity::bytes(usable as i128).display(),
+        inputs.gpu_name,
+        Quantity::bytes(need as i128).display()
+    )
 }
 
 /// The largest whole context (tokens) for which `fits` holds, by bisection over a

@@ -208,6 +208,7 @@ pub const PROPERTIES: &[Property] = &[
     p("headroom", FieldTy::Ratio, FIT, "1 - utilization"),
     p("fits", FieldTy::Predicate, FIT, "memory_per_gpu <= usable_memory"),
     p("max_context", FieldTy::Q(Dim::TOKENS), FIT, "largest context that fits, capped at the model's window"),
+    p("fit_advice", FieldTy::Str, FIT, "the concrete change that makes the deployment fit (or leaves more room)"),
     p("decode_tps", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s per sequence"),
     p("throughput", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s of all sequences"),
     p("prefill_tps", FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "prompt tokens/s"),

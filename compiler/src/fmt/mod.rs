@@ -141,22 +141,23 @@ impl Printer<'_> {
             // two imports keep the source's blank lines so that grouping survives.
             let group_first = units.len();
             self.leading(&mut units, &mut prev_end, start);
-            // A comment between the keyword and the `{` (or inside an import's string)
-            // cannot stay there, so it moves before the item.
-            let inner_until = match &item {
-                TopItem::Import(_) => end,
-                TopItem::Decl(decl, offset) => offset + decl.body.span.start as usize,
-            };
             let blank = self.has_blank(prev_end, start) && !units.is_empty();
-            let inner = self.take_comments_before(inner_until);
-            let lines = match &item {
-                TopItem::Import(import) => vec![self.import(import)],
-                TopItem::Decl(decl, offset) => {
-                    let header = decl_header(decl);
-                    self.block(&header, &decl.body, *offset)
+            match &item {
+                TopItem::Import(import) => {
+                    // A comment inside an import's string interpolation cannot stay
+                    // there, so it moves before the import.
+                    let inner = self.take_comments_before(end);
+                    let line = self.import(import);
+                    push_with_inner(&mut units, blank, inner, UnitKind::Lines(vec![line]));
                 }
-            };
-            push_with_inner(&mut units, blank, inner, UnitKind::Lines(lines));
+                TopItem::Decl(decl, offset) => {
+                    let lines = self.block(&decl_header(decl), &decl.body, *offset, start);
+                    units.push(Unit {
+                        blank,
+                        kind: UnitKind::Lines(lines),
+                    });
+                }
+            }
             // Items are one blank line apart, but imports in a row stay together; a
             // comment that opens an import keeps the source's blank line, so that
             // groups of imports survive.
@@ -194,18 +195,29 @@ impl Printer<'_> {
     }
 
     /// A block with its header line, as lines with relative indentation: `header {`, the
-    /// entries one level in, `}`. The block's spans are relative to `offset`.
-    fn block(&mut self, header: &str, block: &Block, offset: usize) -> Vec<String> {
+    /// entries one level in, `}`. The block's spans are relative to `offset`; its header
+    /// starts at `start` in the source.
+    fn block(&mut self, header: &str, block: &Block, offset: usize, start: usize) -> Vec<String> {
         let lbrace = offset + block.span.start as usize;
         let rbrace = (offset + block.span.end as usize)
             .saturating_sub(1)
             .max(lbrace);
+        // A comment inside the header (`files // note` then `{` on the next line) cannot
+        // stay there. It moves into the block, before the first entry: moving it above a
+        // declaration instead would separate the declaration from its `///` doc lines.
+        let header_inner = self.take_comments_before(lbrace.max(start));
         // A comment right after the `{` stays on the header line.
         let header_comment = self.same_line_comment(lbrace + 1, rbrace);
         let mut prev_end = header_comment
             .as_ref()
             .map_or(lbrace + 1, |comment| comment.end);
-        let mut units: Vec<Unit> = Vec::new();
+        let mut units: Vec<Unit> = header_inner
+            .into_iter()
+            .map(|text| Unit {
+                blank: false,
+                kind: UnitKind::Comment(text),
+            })
+            .collect();
         for entry in &block.entries {
             let span = entry.span();
             let start = self.skip_trivia(offset + span.start as usize);
@@ -214,9 +226,11 @@ impl Printer<'_> {
             let blank = self.has_blank(prev_end, start) && !units.is_empty();
             let kind = match entry {
                 Entry::Nested(nested) => {
-                    let inner = self.take_comments_before(offset + nested.body.span.start as usize);
-                    let lines = self.block(&nested.name.name, &nested.body, offset);
-                    push_with_inner(&mut units, blank, inner, UnitKind::Lines(lines));
+                    let lines = self.block(&nested.name.name, &nested.body, offset, start);
+                    units.push(Unit {
+                        blank,
+                        kind: UnitKind::Lines(lines),
+                    });
                     None
                 }
                 Entry::Field(field) => {
@@ -293,14 +307,23 @@ impl Printer<'_> {
         }
     }
 
-    /// Takes the unprinted comments that start before `until`.
+    /// Takes the unprinted comments that start before `until`: those inside an entry or
+    /// a header, which move before it.
     fn take_comments_before(&mut self, until: usize) -> Vec<String> {
         let mut taken = Vec::new();
         while let Some(comment) = self.comments.get(self.next) {
             if comment.start >= until {
                 break;
             }
-            taken.push(comment.text.clone());
+            // A doc comment cannot stand inside an expression: there the parser reads
+            // `///` as the operator `/` followed by a `//` comment. The `/` is printed
+            // with the expression, so only the `//` comment moves; printing `///` on its
+            // own line before a field could instead turn it into a division.
+            let text = match comment.text.strip_prefix('/') {
+                Some(rest) if rest.starts_with("//") => rest.to_string(),
+                _ => comment.text.clone(),
+            };
+            taken.push(text);
             self.next += 1;
         }
         taken

@@ -1,4 +1,5 @@
 use super::*;
+use crate::syntax::ast::Item;
 
 /// Formats `input`, checks that formatting the result changes nothing, and returns it.
 fn fmt(input: &str) -> String {
@@ -36,12 +37,26 @@ fn keeps_leading_trailing_and_doc_comments() {
 }
 
 #[test]
-fn comments_inside_expressions_and_headers_move_before_their_entry() {
+fn comments_inside_expressions_move_before_their_entry_and_header_ones_into_the_block() {
     let input = "deployment d\n// in header\n{\n  allow = [a, // first\n    b]\n  files // named\n  { x = 1 }\n}\n";
     assert_eq!(
         fmt(input),
-        "// in header\ndeployment d {\n    // first\n    allow = [a, b]\n    // named\n    files {\n        x = 1\n    }\n}\n"
+        "deployment d {\n    // in header\n    // first\n    allow = [a, b]\n    files {\n        // named\n        x = 1\n    }\n}\n"
     );
+}
+
+#[test]
+fn header_comments_do_not_detach_docs() {
+    let out = fmt("/// The doc.\ngpu // note\n  a {\nx = 1 }");
+    assert_eq!(out, "/// The doc.\ngpu a {\n    // note\n    x = 1\n}\n");
+    let parsed = syntax::parse(&out);
+    assert_eq!(parsed.decls[0].decl.doc.as_deref(), Some("The doc."));
+}
+
+#[test]
+fn stdlib_doc_probe() {
+    let parsed = syntax::parse("/// The doc.\n// source: x\ngpu a {}\n\n/// B.\n// s\ngpu b {}\n");
+    panic!("{:?}", parsed.decls.iter().map(|d| d.decl.doc.clone()).collect::<Vec<_>>());
 }
 
 #[test]
@@ -191,11 +206,33 @@ fn repository_files_format_stably() {
     assert!(seen >= 8, "only {seen} files found");
 }
 
+/// The parsed items without spans or whitespace, to compare two layouts of one file.
+fn shape(text: &str) -> String {
+    // Docs are left out: the splitter attaches `///` lines to a declaration only when
+    // each starts its own line, and a mutation like `;/// doc` defeats that in the input.
+    let items: Vec<_> = syntax::parse(text)
+        .items()
+        .into_iter()
+        .map(|item| match item {
+            Item::Decl(decl) => Item::Decl(Decl { doc: None, ..decl }),
+            import => import,
+        })
+        .collect();
+    let mut debug = format!("{items:?}");
+    while let Some(at) = debug.find("Span {") {
+        let end = debug[at..].find('}').map_or(debug.len(), |i| at + i + 1);
+        debug.replace_range(at..end, "");
+    }
+    // Literal spellings may differ in whitespace (`800 \t ms`), which Debug escapes.
+    debug.replace("\\t", "").replace(char::is_whitespace, "")
+}
+
 /// Random edits of the examples (comments and line breaks in odd places, `;` for
 /// newlines, extra whitespace): whenever the result parses, formatting it must be a
 /// fixed point, keep every comment and keep every declaration.
 #[test]
 fn mutated_examples_format_stably() {
+    const ROUNDS: usize = 30000;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/design");
     let mut sources: Vec<String> = std::fs::read_dir(root)
         .expect("fixture directory")
@@ -211,7 +248,7 @@ fn mutated_examples_format_stably() {
         ((state >> 33) as usize) % bound.max(1)
     };
     let mut formatted = 0;
-    for round in 0..400 {
+    for round in 0..ROUNDS {
         let mut text = sources[round % sources.len()].clone();
         for _ in 0..1 + random(4) {
             let boundaries: Vec<usize> = (0..=text.len())
@@ -240,8 +277,8 @@ fn mutated_examples_format_stably() {
             "input:\n{text}\noutput:\n{once}"
         );
         assert_eq!(
-            syntax::parse(&text).decls.len(),
-            syntax::parse(&once).decls.len(),
+            shape(&text),
+            shape(&once),
             "input:\n{text}\noutput:\n{once}"
         );
     }

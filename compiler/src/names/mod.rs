@@ -129,14 +129,19 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
             ),
             Some(target) => {
                 if target == file || db::reachable(db, target).contains(&file) {
+                    let message = if target == file {
+                        "this file imports itself".to_string()
+                    } else {
+                        format!(
+                            "`{}` imports this file back: imports must not form a cycle",
+                            import.path.display()
+                        )
+                    };
                     diags.push(
                         Diag::new(
                             "deploy::name::import_cycle",
                             Severity::Error,
-                            format!(
-                                "`{}` imports this file back: imports must not form a cycle",
-                                import.path.display()
-                            ),
+                            message,
                             loc,
                         )
                         .label("cycle starts here")

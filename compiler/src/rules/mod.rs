@@ -53,7 +53,12 @@ fn objective_is_quantity(checker: &mut Checker<'_, '_>, expr: &Expr) {
 }
 
 /// Labels on the deployment fields an expression reads, with their values.
-fn field_labels<'db>(key: DeclKey<'db>, decl: &Decl, env: &DeploymentEnv<'_, 'db>, exprs: &[&Expr]) -> Vec<(Loc<'db>, String)> {
+fn field_labels<'db>(
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+    exprs: &[&Expr],
+) -> Vec<(Loc<'db>, String, String)> {
     let mut names = Vec::new();
     for expr in exprs {
         reads(expr, &mut names);
@@ -74,7 +79,7 @@ fn field_labels<'db>(key: DeclKey<'db>, decl: &Decl, env: &DeploymentEnv<'_, 'db
             _ => continue,
         };
         if fields.contains(name) {
-            labels.push((Loc::Decl(key, span), contribution(env, name)));
+            labels.push((Loc::Decl(key, span), contribution(env, name), name.to_string()));
         }
     }
     labels
@@ -184,10 +189,7 @@ fn check_require<'db>(
                 None => format!("requirement not met{figures}"),
             };
             let labels = field_labels(key, decl, env, &[&require.cond]);
-            let fields: Vec<String> = labels
-                .iter()
-                .map(|(_, text)| format!("`{}`", text.split(" = ").next().unwrap_or(text)))
-                .collect();
+            let fields: Vec<String> = labels.iter().map(|(_, _, name)| format!("`{name}`")).collect();
             let help = if fields.is_empty() {
                 "change the deployment so this holds, or relax the bound".to_string()
             } else {
@@ -196,7 +198,7 @@ fn check_require<'db>(
             let mut diag = Diag::error("deploy::require::failed", message, at)
                 .label("this does not hold")
                 .help(help);
-            diag.labels = labels;
+            diag.labels = labels.into_iter().map(|(loc, text, _)| (loc, text)).collect();
             Some(diag)
         }
         Err(error) => eval_problem(key, error, at, "this require"),
@@ -307,7 +309,10 @@ pub fn check<'db>(
         let mut diag = Diag::new(&code, severity, message, at)
             .label(format!("rule `{name}`"))
             .help(help);
-        diag.labels = field_labels(key, decl, env, &[when]);
+        diag.labels = field_labels(key, decl, env, &[when])
+            .into_iter()
+            .map(|(loc, text, _)| (loc, text))
+            .collect();
         diags.push(diag);
     }
 }

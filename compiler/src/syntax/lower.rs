@@ -36,6 +36,9 @@ struct Lower<'a> {
     text: &'a str,
     base: usize,
     errors: &'a mut Vec<SyntaxError>,
+    /// Set when an entry's expression was refused (too long, too deep): the entry is
+    /// dropped so that a stand-in value cannot cause errors of its own.
+    broken: bool,
 }
 
 pub(super) fn chunk(text: &str, source: &str, start: usize, parsed: &mut Parsed) {
@@ -53,6 +56,7 @@ pub(super) fn chunk(text: &str, source: &str, start: usize, parsed: &mut Parsed)
                     text,
                     base: 0,
                     errors: &mut parsed.errors,
+                    broken: false,
                 };
                 let span = lower.abs(&pair, start);
                 let string = pair
@@ -76,6 +80,7 @@ pub(super) fn chunk(text: &str, source: &str, start: usize, parsed: &mut Parsed)
                     text,
                     base: offset,
                     errors: &mut parsed.errors,
+                    broken: false,
                 };
                 let decl = lower.decl(pair, start);
                 parsed.decls.push(PlacedDecl {
@@ -159,6 +164,9 @@ impl Lower<'_> {
         let span = self.abs(&pair, start);
         let mut entries = Vec::new();
         for inner in pair.into_inner() {
+            if std::mem::take(&mut self.broken) {
+                entries.pop();
+            }
             let entry_span = self.abs(&inner, start);
             match inner.as_rule() {
                 Rule::field => {
@@ -226,6 +234,9 @@ impl Lower<'_> {
                 _ => {}
             }
         }
+        if std::mem::take(&mut self.broken) {
+            entries.pop();
+        }
         Block { entries, span }
     }
 
@@ -261,16 +272,19 @@ impl Lower<'_> {
                 message: format!(
                     "this expression has {operators} operators; the limit is {MAX_OPERATORS}"
                 ),
-                span: span.shift(self.base as u32),
-                label: "too long".into(),
+                span: Span::new(span.start as usize, span.start as usize + 1)
+                    .shift(self.base as u32),
+                label: "this expression is too long".into(),
                 help: "split it into smaller requires or rules".into(),
             });
+            self.broken = true;
             return Expr {
                 kind: ExprKind::Name("false".into()),
                 span,
             };
         }
         let errors = std::cell::RefCell::new(std::mem::take(self.errors));
+        let broken = std::cell::Cell::new(false);
         let text = self.text;
         let base = self.base;
         let result = PRATT
@@ -279,8 +293,11 @@ impl Lower<'_> {
                     text,
                     base,
                     errors: &mut errors.borrow_mut(),
+                    broken: false,
                 };
-                lower.primary(primary, start)
+                let expr = lower.primary(primary, start);
+                broken.set(broken.get() || lower.broken);
+                expr
             })
             .map_prefix(|op, operand| {
                 let op_span = Span::new(
@@ -339,6 +356,7 @@ impl Lower<'_> {
             })
             .parse(pair.into_inner());
         *self.errors = errors.into_inner();
+        self.broken |= broken.get();
         Expr {
             span: result.span.cover(span).min_to(span),
             ..result
@@ -453,6 +471,7 @@ impl Lower<'_> {
     fn interpolation(&mut self, source: &str, body_start: usize) -> Option<Expr> {
         if let Some(at) = split::too_deep(source) {
             self.errors.push(super::too_deep(body_start + at));
+            self.broken = true;
             return None;
         }
         match DeployParser::parse(Rule::interp_expr, source) {
@@ -467,6 +486,7 @@ impl Lower<'_> {
                 let mut error = errors::convert(error, self.text, body_start);
                 error.message = format!("in `{{...}}` interpolation: {}", error.message);
                 self.errors.push(error);
+                self.broken = true;
                 None
             }
         }

@@ -123,6 +123,33 @@ fn named(path: &std::path::Path, text: Option<Arc<str>>) -> NamedSource<String> 
     .with_language("deploy")
 }
 
+/// One line per deployment: "team_chat (file:4): fits, 9.17 GiB of 11.40 GiB usable …".
+fn summary_line(summary: &crate::db::DeploymentSummary) -> String {
+    let figure = |name: &str| summary.figures.get(name).map(String::as_str);
+    let location = format!("{}:{}", summary.file.display(), summary.line);
+    let Some(fits) = figure("fits") else {
+        return format!("{} ({location}): not evaluated", summary.name);
+    };
+    let mut parts = vec![if fits == "true" { "fits".to_string() } else { "does not fit".to_string() }];
+    if let (Some(need), Some(usable), Some(share)) = (
+        figure("memory_per_gpu"),
+        figure("usable_memory"),
+        figure("utilization"),
+    ) {
+        parts.push(format!("{need} of {usable} usable per GPU ({share})"));
+    }
+    if let Some(max) = figure("max_context") {
+        parts.push(format!("max context {max}"));
+    }
+    if let Some(tps) = figure("decode_tps") {
+        parts.push(format!("~{tps} per sequence"));
+    }
+    if let Some(cost) = figure("cost_per_hour") {
+        parts.push(cost.to_string());
+    }
+    format!("{} ({location}): {}", summary.name, parts.join(", "))
+}
+
 pub fn render(report: &Report<'_>, files: usize, options: HumanOptions) -> String {
     let theme = if options.color {
         GraphicalTheme::unicode()
@@ -161,6 +188,10 @@ pub fn render(report: &Report<'_>, files: usize, options: HumanOptions) -> Strin
                 diag.code
             ));
         }
+        out.push('\n');
+    }
+    for summary in report.summaries {
+        out.push_str(&summary_line(summary));
         out.push('\n');
     }
     let (errors, warnings, infos) = counts(report.diagnostics);

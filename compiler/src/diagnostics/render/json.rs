@@ -9,6 +9,7 @@ use crate::diagnostics::{Diagnostic, Report};
 struct Output<'a> {
     version: u32,
     diagnostics: &'a [Diagnostic],
+    deployments: &'a [crate::db::DeploymentSummary],
     summary: Summary,
 }
 
@@ -25,6 +26,7 @@ pub fn render(report: &Report<'_>, files: usize) -> String {
     let output = Output {
         version: 1,
         diagnostics: report.diagnostics,
+        deployments: report.summaries,
         summary: Summary {
             files,
             errors,
