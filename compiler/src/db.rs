@@ -1,14 +1,14 @@
 //! The salsa database: inputs (source files, the embedded stdlib) and the query pipeline
 //! `parse → decl → scope → entry / deployment → file_diagnostics`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::diagnostics::{Diag, Diagnostic, Label, Loc};
 use crate::eval;
 use crate::names::{self, Scope};
-use crate::span::{Span, line_col};
+use crate::span::{LineIndex, Span};
 use crate::syntax::{self, Parsed, ast::Decl, ast::DeclKind};
 
 /// One source text: a user file or a stdlib file.
@@ -157,26 +157,32 @@ pub fn decl_keys<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<DeclKey<'db>> {
         .collect()
 }
 
+/// Each declaration key's index in [`Parsed::decls`], for constant-time lookups.
+#[salsa::tracked(returns(ref))]
+pub fn decl_indices<'db>(db: &'db dyn Db, file: SourceFile) -> HashMap<DeclKey<'db>, usize> {
+    decl_keys(db, file)
+        .iter()
+        .enumerate()
+        .map(|(index, key)| (*key, index))
+        .collect()
+}
+
+fn placed<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<&'db syntax::PlacedDecl> {
+    let file = key.file(db);
+    decl_indices(db, file)
+        .get(&key)
+        .and_then(|index| parse(db, file).decls.get(*index))
+}
+
 /// The syntax tree of one declaration (spans relative to its start).
 #[salsa::tracked(returns(clone))]
 pub fn decl<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Arc<Decl>> {
-    let file = key.file(db);
-    decl_keys(db, file)
-        .iter()
-        .position(|k| *k == key)
-        .and_then(|index| parse(db, file).decls.get(index))
-        .map(|placed| placed.decl.clone())
+    placed(db, key).map(|placed| placed.decl.clone())
 }
 
 /// Where a declaration starts in its file.
 pub fn decl_offset(db: &dyn Db, key: DeclKey<'_>) -> u32 {
-    let file = key.file(db);
-    decl_keys(db, file)
-        .iter()
-        .position(|k| *k == key)
-        .and_then(|index| parse(db, file).decls.get(index))
-        .map(|placed| placed.offset)
-        .unwrap_or(0)
+    placed(db, key).map(|placed| placed.offset).unwrap_or(0)
 }
 
 /// An import statement resolved against the project's files.
@@ -287,11 +293,18 @@ pub fn resolve_loc(db: &dyn Db, loc: Loc<'_>) -> (SourceFile, Span) {
     }
 }
 
+/// Line starts of a file, for line and column numbers.
+#[salsa::tracked(returns(ref))]
+pub fn line_index(db: &dyn Db, file: SourceFile) -> LineIndex {
+    LineIndex::new(file.text(db))
+}
+
 fn finish_label(db: &dyn Db, loc: Loc<'_>, message: &str) -> Label {
     let (file, span) = resolve_loc(db, loc);
     let text = file.text(db);
-    let (line, column) = line_col(text, span.start);
-    let (end_line, end_column) = line_col(text, span.end);
+    let index = line_index(db, file);
+    let (line, column) = index.line_col(text, span.start);
+    let (end_line, end_column) = index.line_col(text, span.end);
     Label {
         file: file.path(db).clone(),
         span,
@@ -382,7 +395,7 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
             DeploymentSummary {
                 name: key.name(db).clone(),
                 file: file.path(db).clone(),
-                line: line_col(file.text(db), span.start).0,
+                line: line_index(db, file).line_col(file.text(db), span.start).0,
                 figures,
             }
         })

@@ -69,9 +69,9 @@ fn editing_one_deployment_re_evaluates_only_that_deployment() {
 fn editing_a_stdlib_gpu_re_evaluates_only_the_deployments_that_use_it() {
     let (mut workspace, file) = setup();
     let gpus = STDLIB.iter().find(|(path, _)| path.ends_with("gpus.deploy")).unwrap().1;
-    let needle = "gpu rtx_4090 {\n    name           = \"GeForce RTX 4090\"\n    vendor         = nvidia\n    memory         = 24 GiB";
-    assert!(gpus.contains(needle));
-    let edited = gpus.replace(needle, &needle.replace("24 GiB", "48 GiB"));
+    let start = gpus.find("gpu rtx_4090 {").expect("the stdlib has rtx_4090");
+    let memory = start + gpus[start..].find("24 GiB").expect("rtx_4090 has 24 GiB");
+    let edited = format!("{}48 GiB{}", &gpus[..memory], &gpus[memory + "24 GiB".len()..]);
     workspace.set_stdlib_text("gpus.deploy", edited).unwrap();
     workspace.check(file);
     let log = workspace.db().take_log();

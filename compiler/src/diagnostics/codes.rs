@@ -20,7 +20,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("deploy::field::duplicate", "a field given twice in one block"),
     ("deploy::field::missing", "a required field is absent"),
     ("deploy::field::type", "a field's value has the wrong kind (a string where a name is expected, …)"),
-    ("deploy::unit::expected", "a value has the wrong dimension for its field or argument"),
+    ("deploy::unit::expected", "a field's value has the wrong dimension (a number where bytes are expected, …)"),
     ("deploy::unit::mismatch", "an operation mixes unlike dimensions"),
     ("deploy::type::not_bool", "a condition is not true/false"),
     ("deploy::type::mismatch", "an operator is applied to values it does not accept"),

@@ -200,6 +200,10 @@ fn resolve<'db>(
         let Some(spec) = field_spec(DeclKind::Deployment, &field.name.name) else {
             continue;
         };
+        if spec.ty == FieldTy::Block {
+            // Reported by check_block_fields: `workload` is a block, not a value.
+            continue;
+        }
         let value = if spec.name == "model"
             && let ExprKind::Str(lit) = &field.value.kind
         {

@@ -203,8 +203,17 @@ fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) 
     let seqs = inputs.seqs as f64;
     let context = inputs.context as f64;
     if largest >= 1.0 {
-        let tokens = Quantity::real(largest, Dim::TOKENS).display();
-        return format!("context = {tokens} fits (the largest context per sequence with seqs = {})", inputs.seqs);
+        // Written as the user would write the field: whole kibi-tokens when possible.
+        let tokens = if largest >= 1024.0 {
+            format!("{}k", (largest / 1024.0).floor())
+        } else {
+            format!("{largest}")
+        };
+        return format!(
+            "context = {tokens} fits (the largest context is {} tokens per sequence with seqs = {})",
+            Quantity::real(largest, Dim::TOKENS).display(),
+            inputs.seqs
+        );
     }
     for count in [2u64, 4, 8] {
         if count > inputs.count && mem.per_gpu(context, seqs, count as f64) <= usable {

@@ -195,12 +195,12 @@ const FIT: &[&str] = &[
     "count",
     "memory_utilization",
 ];
-const SPEED: &[&str] = &["model", "quant", "gpu", "count", "context", "seqs"];
+const SPEED: &[&str] = &["model", "quant", "gpu", "count", "context", "seqs", "kv_cache"];
 
 pub const PROPERTIES: &[Property] = &[
     p("weights_memory", FieldTy::Q(Dim::BYTES), &["model", "quant"], "bytes of weights in total"),
     p("kv_memory", FieldTy::Q(Dim::BYTES), &["model", "context", "seqs", "kv_cache"], "bytes of KV cache in total"),
-    p("overhead_memory", FieldTy::Q(Dim::BYTES), &["engine", "model", "quant"], "runtime overhead per GPU"),
+    p("overhead_memory", FieldTy::Q(Dim::BYTES), &["engine", "model", "quant", "count"], "runtime overhead per GPU"),
     p("total_memory", FieldTy::Q(Dim::BYTES), MEM, "weights + KV + overhead on every GPU"),
     p("memory_per_gpu", FieldTy::Q(Dim::BYTES), MEM, "what one GPU holds"),
     p("usable_memory", FieldTy::Q(Dim::BYTES), &["gpu", "engine", "memory_utilization"], "memory the engine may use per GPU"),
@@ -212,9 +212,9 @@ pub const PROPERTIES: &[Property] = &[
     p("decode_tps", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s per sequence"),
     p("throughput", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s of all sequences"),
     p("prefill_tps", FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "prompt tokens/s"),
-    p("ttft", FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload"], "time to first token"),
+    p("ttft", FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "time to first token"),
     p("cost_per_hour", FieldTy::Q(Dim::HOURLY), &["gpu", "count", "replicas"], "price of the GPUs per hour"),
-    p("cost_per_mtok", FieldTy::Q(Dim::PER_TOKEN), &["gpu", "count", "replicas", "model", "quant", "seqs"], "price per generated token"),
+    p("cost_per_mtok", FieldTy::Q(Dim::PER_TOKEN), &["gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache"], "price per generated token"),
     p("quant_runs_on_engine", FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format"),
 ];
 

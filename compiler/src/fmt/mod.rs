@@ -44,6 +44,13 @@ impl std::fmt::Display for FormatError {
 impl std::error::Error for FormatError {}
 
 /// Formats a whole file. Errors when the file has syntax errors (formatting a broken file would lose text).
+/// One expression in canonical form, for messages ("requirement `fits` not met").
+pub fn expression(expr: &crate::syntax::ast::Expr) -> String {
+    let mut out = String::new();
+    expr::expr(&mut out, expr);
+    out
+}
+
 pub fn format(text: &str) -> Result<String, FormatError> {
     let parsed = syntax::parse(text);
     if let Some(error) = parsed.errors.first() {
@@ -124,11 +131,9 @@ impl Printer<'_> {
         let mut prev_was_import = false;
         for item in items {
             let (span_start, span_end, is_import) = match &item {
-                TopItem::Import(import) => (
-                    import.span.start as usize,
-                    import.span.end as usize,
-                    true,
-                ),
+                TopItem::Import(import) => {
+                    (import.span.start as usize, import.span.end as usize, true)
+                }
                 TopItem::Decl(decl, offset) => (
                     offset + decl.span.start as usize,
                     offset + decl.span.end as usize,
@@ -137,8 +142,6 @@ impl Printer<'_> {
             };
             let start = self.skip_trivia(span_start);
             let end = self.trim_trivia(span_end).max(start);
-            // Items are one blank line apart, imports in a row are not; comments between
-            // two imports keep the source's blank lines so that grouping survives.
             let group_first = units.len();
             self.leading(&mut units, &mut prev_end, start);
             let blank = self.has_blank(prev_end, start) && !units.is_empty();
@@ -178,7 +181,10 @@ impl Printer<'_> {
 
     /// An import line, with its path printed like any other string.
     fn import(&self, import: &Import) -> String {
-        let source = self.slice(import.path_span.start as usize, import.path_span.end as usize);
+        let source = self.slice(
+            import.path_span.start as usize,
+            import.path_span.end as usize,
+        );
         // The import's AST only keeps the plain path, so the literal is parsed again as a
         // field value to print interpolations and escapes like everywhere else.
         let reparsed = syntax::parse(&format!("rule r {{ x = {source} }}"));
@@ -362,7 +368,10 @@ impl Printer<'_> {
             return None;
         }
         let between = self.slice(from, comment.start);
-        if !between.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b';')) {
+        if !between
+            .bytes()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b';'))
+        {
             return None;
         }
         self.next += 1;

@@ -54,12 +54,6 @@ fn header_comments_do_not_detach_docs() {
 }
 
 #[test]
-fn stdlib_doc_probe() {
-    let parsed = syntax::parse("/// The doc.\n// source: x\ngpu a {}\n\n/// B.\n// s\ngpu b {}\n");
-    panic!("{:?}", parsed.decls.iter().map(|d| d.decl.doc.clone()).collect::<Vec<_>>());
-}
-
-#[test]
 fn collapses_blank_lines() {
     let input = "\n\n\ngpu a {\n\n\n  x = 1\n\n\n\n  y = 2\n\n\n}\n\n\n\ngpu b {\n}\n\n\n";
     assert_eq!(
@@ -88,7 +82,8 @@ fn semicolons_become_newlines() {
 
 #[test]
 fn nested_blocks_indent_further() {
-    let input = "model m extends base {\nhf = \"x\"\nfiles {\nQ4_K_M = 1 B\nQ8_0=2 B\n}\nworkload {}\n}";
+    let input =
+        "model m extends base {\nhf = \"x\"\nfiles {\nQ4_K_M = 1 B\nQ8_0=2 B\n}\nworkload {}\n}";
     assert_eq!(
         fmt(input),
         "model m extends base {\n    hf = \"x\"\n    files {\n        Q4_K_M = 1 B\n        Q8_0   = 2 B\n    }\n    workload {}\n}\n"
@@ -122,7 +117,10 @@ fn empty_and_comment_only_files() {
 
 #[test]
 fn comment_only_block_and_trailing_doc_at_end_of_file() {
-    assert_eq!(fmt("gpu a {\n// nothing yet\n}"), "gpu a {\n    // nothing yet\n}\n");
+    assert_eq!(
+        fmt("gpu a {\n// nothing yet\n}"),
+        "gpu a {\n    // nothing yet\n}\n"
+    );
     assert_eq!(fmt("gpu a { // soon\n}"), "gpu a { // soon\n}\n");
     assert_eq!(fmt("gpu a {}\n/// orphan"), "gpu a {}\n/// orphan\n");
 }
@@ -232,7 +230,7 @@ fn shape(text: &str) -> String {
 /// fixed point, keep every comment and keep every declaration.
 #[test]
 fn mutated_examples_format_stably() {
-    const ROUNDS: usize = 30000;
+    const ROUNDS: usize = 600;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/design");
     let mut sources: Vec<String> = std::fs::read_dir(root)
         .expect("fixture directory")
@@ -255,15 +253,27 @@ fn mutated_examples_format_stably() {
                 .filter(|&i| text.is_char_boundary(i))
                 .collect();
             let at = boundaries[random(boundaries.len())];
-            let insert = match random(6) {
-                0 => " // inserted\n".to_string(),
-                1 => "\n// own line\n".to_string(),
-                2 => "\n\n\n".to_string(),
-                3 => "  \t ".to_string(),
-                4 => ";".to_string(),
-                _ => "/// doc\n".to_string(),
-            };
-            text.insert_str(at, &insert);
+            let insert = [
+                " // inserted\n",
+                "\n// own line\n",
+                "\n\n\n",
+                "  \t ",
+                ";",
+                "/// doc\n",
+                "\n",
+                "/",
+                "//",
+                "\"",
+                "{",
+                "}",
+                "(",
+                ")",
+                "-",
+                "not ",
+                "{x // in\n}",
+                "\"{a // b}\"",
+            ][random(18)];
+            text.insert_str(at, insert);
         }
         if random(3) == 0 {
             text = text.replace('\n', ";\n");

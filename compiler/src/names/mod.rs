@@ -22,8 +22,8 @@ impl<'db> Scope<'db> {
     /// All names of one kind, in order.
     pub fn names(&self, kind: DeclKind) -> impl Iterator<Item = (&str, DeclKey<'db>)> {
         self.entries
-            .iter()
-            .filter(move |((k, _), _)| *k == kind)
+            .range((kind, String::new())..)
+            .take_while(move |((k, _), _)| *k == kind)
             .map(|((_, name), key)| (name.as_str(), *key))
     }
 
@@ -79,6 +79,32 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     let mut diags = Vec::new();
     for (first, second) in &db::scope(db, file).conflicts {
         if second.file(db) != file {
+            // Two imported files define the same name: the first one wins, so say so at
+            // the import that brings in the second.
+            if first.file(db) != file && !second.file(db).is_stdlib(db) {
+                let via = db::imports(db, file).iter().find(|import| {
+                    import.file.is_some_and(|target| {
+                        target == second.file(db) || db::reachable(db, target).contains(&second.file(db))
+                    })
+                });
+                if let Some(import) = via {
+                    let kind = second.kind(db).keyword();
+                    let name = second.name(db);
+                    diags.push(
+                        Diag::error(
+                            "deploy::name::duplicate",
+                            format!(
+                                "`{kind} {name}` is defined both in `{}` and in `{}`",
+                                first.file(db).path(db).display(),
+                                second.file(db).path(db).display()
+                            ),
+                            Loc::File(file, import.span),
+                        )
+                        .label("this import brings in the second definition")
+                        .help(format!("rename one of the two `{kind} {name}` entries")),
+                    );
+                }
+            }
             continue;
         }
         let name_loc = |key: DeclKey<'db>| {

@@ -79,14 +79,18 @@ fn field_labels<'db>(
             _ => continue,
         };
         if fields.contains(name) {
-            labels.push((Loc::Decl(key, span), contribution(env, name), name.to_string()));
+            let text = contribution(env, name, &names);
+            labels.push((Loc::Decl(key, span), text, name.to_string()));
         }
     }
     labels
 }
 
 /// What a field contributes to the figures, for its label: "KV cache 5.00 GiB".
-fn contribution(env: &DeploymentEnv<'_, '_>, field: &str) -> String {
+fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> String {
+    let reads_any = |names: &[&str]| reads.iter().any(|r| names.contains(&r.as_str()));
+    let about_cost = reads_any(&["cost_per_hour", "cost_per_mtok"]);
+    let about_speed = reads_any(&["decode_tps", "throughput", "prefill_tps", "ttft"]);
     let prop = |name: &str| match env.props.get(name) {
         Some(Ok(value)) => value.display(),
         _ => "?".to_string(),
@@ -103,16 +107,27 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str) -> String {
             None => value,
         },
         "context" => format!("{value} tokens per sequence: KV cache {}", prop("kv_memory")),
+        "seqs" if value == "1" => "1 sequence".to_string(),
         "seqs" => format!("{value} sequences share the KV cache"),
         "kv_cache" => match entry_field(DeclKind::Kv, "kv_cache", "bytes") {
+            Some(bytes) if bytes == "1" => "1 byte per KV element".to_string(),
             Some(bytes) => format!("{bytes} bytes per KV element"),
             None => value,
         },
         "engine" => format!("{value}: overhead {} per GPU", prop("overhead_memory")),
+        "gpu" if about_cost => match entry_field(DeclKind::Gpu, "gpu", "price") {
+            Some(price) => format!("{value}: {price} per GPU"),
+            None => format!("{value}: no price in the catalog"),
+        },
+        "gpu" if about_speed => match entry_field(DeclKind::Gpu, "gpu", "bandwidth") {
+            Some(bandwidth) => format!("{value}: {bandwidth} memory bandwidth"),
+            None => value,
+        },
         "gpu" => match entry_field(DeclKind::Gpu, "gpu", "memory") {
             Some(memory) => format!("{memory} per GPU, {} usable", prop("usable_memory")),
             None => value,
         },
+        "count" if value == "1" => format!("1 GPU: {}", prop("memory_per_gpu")),
         "count" => format!("{value} GPUs: {} each", prop("memory_per_gpu")),
         "memory_utilization" => format!("{value} of GPU memory usable"),
         "replicas" => format!("{value} replicas"),
@@ -142,15 +157,22 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
 
 fn eval_problem<'db>(key: DeclKey<'db>, error: EvalError, at: Loc<'db>, what: &str) -> Option<Diag<'db>> {
     match error {
-        EvalError::Missing(missing) => Some(
-            Diag::error(
-                "deploy::eval::missing_fact",
-                format!("cannot check {what}: {missing}"),
-                at,
+        EvalError::Missing(missing) => {
+            let help = if missing.contains("workload") {
+                "add a `workload { rate = ... prompt = ... output = ... }` block to the deployment"
+            } else {
+                "add the figure to the catalog entry (`gpu my_card extends ... { memory = ... }`) or choose another entry"
+            };
+            Some(
+                Diag::error(
+                    "deploy::eval::missing_fact",
+                    format!("cannot check {what}: {missing}"),
+                    at,
+                )
+                .label("needs a figure the catalog lacks")
+                .help(help),
             )
-            .label("needs a figure the catalog lacks")
-            .help("add the figure to the catalog entry (`gpu my_card extends ... { memory = ... }`) or choose another entry"),
-        ),
+        }
         EvalError::DivisionByZero(span) => Some(
             Diag::error("deploy::eval::division_by_zero", format!("{what} divides by zero"), Loc::Decl(key, span))
                 .label("this is zero")
@@ -186,7 +208,10 @@ fn check_require<'db>(
             let figures = figures(env, &require.cond);
             let message = match custom {
                 Some(text) => format!("{text}{figures}"),
-                None => format!("requirement not met{figures}"),
+                None => format!(
+                    "`require {}` does not hold{figures}",
+                    crate::fmt::expression(&require.cond)
+                ),
             };
             let labels = field_labels(key, decl, env, &[&require.cond]);
             let fields: Vec<String> = labels.iter().map(|(_, _, name)| format!("`{name}`")).collect();

@@ -134,6 +134,16 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
         let starts_a_value = ["an operator", "`.`", "`[`", "`(`", "a string", "a name"];
         wanted.retain(|w| !starts_a_value.contains(w));
     }
+    if wanted.contains(&"a closing `\"`") && text[pos..].starts_with('\\') {
+        let escape: String = text[pos..].chars().take(2).collect();
+        return SyntaxError {
+            code: "deploy::syntax::unexpected",
+            message: format!("unknown escape `{escape}` in a string"),
+            span: Span::new(pos, pos + escape.len()),
+            label: "unknown escape".into(),
+            help: "the escapes are `\\\"`, `\\\\`, `\\n`, `\\{` and `\\}`".into(),
+        };
+    }
     if wanted.contains(&"a closing `\"`") {
         return SyntaxError {
             code: "deploy::syntax::unterminated_string",

@@ -47,7 +47,8 @@ pub fn split(text: &str) -> Vec<Chunk> {
     let mut chunk_start = 0;
     let mut depth: usize = 0;
     let mut too_deep_at = None;
-    // Start of the run of `///` lines directly above the current line, if any.
+    // Start of the run of comment lines (`//` and `///`) directly above the current line:
+    // they belong to the declaration below them, doc comments included.
     let mut doc_run_start: Option<usize> = None;
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
@@ -68,7 +69,7 @@ pub fn split(text: &str) -> Vec<Chunk> {
                 depth = 0;
             }
         }
-        if rest.starts_with("///") {
+        if rest.starts_with("//") {
             doc_run_start.get_or_insert(line_start);
         } else {
             doc_run_start = None;

@@ -70,13 +70,9 @@ impl Dim {
     /// or a bare count where tokens are expected (language.md: "a bare count is accepted
     /// where tokens are expected").
     pub fn compatible(self, other: Dim) -> bool {
-        self == other || self.without_tokens() == other.without_tokens()
-    }
-
-    fn without_tokens(self) -> Dim {
-        let mut exps = self.0;
-        exps[TOKENS] = 0;
-        Dim(exps)
+        self == other
+            || (self == Dim::NONE && other == Dim::TOKENS)
+            || (self == Dim::TOKENS && other == Dim::NONE)
     }
 
     /// What the dimension is called in a sentence.
