@@ -1,1 +1,93 @@
-fn main() {}
+//! `cargo bench --bench check`: times `check` of a generated file of 10,000 deployments
+//! (cold, in a fresh workspace) and the re-check after editing one deployment's field.
+//! Figures are printed, never asserted: machines here are shared and noisy.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use deployfit_compiler::Workspace;
+
+const GPUS: &[&str] = &[
+    "rtx_3090",
+    "rtx_4090",
+    "l4",
+    "a100_sxm4_80gb",
+    "h100_sxm5",
+    "rtx_3060_12gb",
+];
+const MODELS: &[&str] = &[
+    "glm4_9b",
+    "llama_3_1_8b",
+    "qwen3_8b",
+    "mistral_7b",
+    "glm4_32b",
+];
+const QUANTS: &[&str] = &["Q4_K_M", "Q8_0", "Q6_K", "IQ4_XS"];
+
+fn generate(count: usize) -> String {
+    let mut text = String::new();
+    for i in 0..count {
+        text.push_str(&format!(
+            "deployment d{i} {{\n    model    = {}\n    quant    = {}\n    context  = {}k\n    seqs     = {}\n    kv_cache = q8_0\n    engine   = llamacpp\n    gpu      = {}\n\n    require fits\n    require decode_tps >= 10 tok/s\n}}\n\n",
+            MODELS[i % MODELS.len()],
+            QUANTS[i % QUANTS.len()],
+            4 << (i % 3),
+            1 + i % 4,
+            GPUS[i % GPUS.len()],
+        ));
+    }
+    text
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn main() {
+    let count = 10_000;
+    let text = generate(count);
+    let path = Path::new("bench.deploy");
+    println!("input: {count} deployments, {} bytes", text.len());
+
+    let mut parse = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let parsed = deployfit_compiler::syntax::parse(&text);
+        assert_eq!(parsed.decls.len(), count);
+        parse.push(start.elapsed());
+    }
+    println!("parse alone: median {:?}", median(parse));
+
+    let mut cold = Vec::new();
+    let mut diagnostics = 0;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let mut workspace = Workspace::new();
+        let file = workspace.set_file(path, text.clone());
+        diagnostics = workspace.check(file).len();
+        cold.push(start.elapsed());
+    }
+    println!(
+        "cold check (fresh workspace, stdlib included): median {:?} over {} runs, {diagnostics} diagnostics",
+        median(cold.clone()),
+        cold.len()
+    );
+
+    let mut workspace = Workspace::new();
+    let file = workspace.set_file(path, text.clone());
+    workspace.check(file);
+    let mut warm = Vec::new();
+    for i in 0..5 {
+        let edited = text.replacen("seqs     = 1", &format!("seqs     = {}", 2 + i), 1);
+        let start = Instant::now();
+        workspace.set_file(path, edited);
+        workspace.check(file);
+        warm.push(start.elapsed());
+    }
+    println!(
+        "re-check after editing one field: median {:?} over {} runs",
+        median(warm.clone()),
+        warm.len()
+    );
+}

@@ -11,7 +11,11 @@ use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
 use deployfit_compiler::{Diagnostic, Severity, Workspace, fmt};
 
 #[derive(Parser)]
-#[command(name = "deployfit", version, about = "Deployments as code: check LLM serving configurations for fit, speed and cost")]
+#[command(
+    name = "deployfit",
+    version,
+    about = "Deployments as code: check LLM serving configurations for fit, speed and cost"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -201,8 +205,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
                 }
             }
             Err(error) => {
-                let (line, column) =
-                    deployfit_compiler::span::line_col(&text, error.span.start);
+                let (line, column) = deployfit_compiler::span::line_col(&text, error.span.start);
                 eprintln!(
                     "{}:{line}:{column}: not formatted: {} (run `deployfit check` for details)",
                     path.display(),

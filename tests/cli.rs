@@ -9,9 +9,15 @@ fn examples_check_clean_and_show_their_figures() {
     let output = deployfit(&["check", "examples/"]);
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
-    assert!(text.contains("team_chat (examples/01-glm4-chat.deploy:4): fits"), "{text}");
+    assert!(
+        text.contains("team_chat (examples/01-glm4-chat.deploy:4): fits"),
+        "{text}"
+    );
     assert!(text.contains("5 files: 0 errors"), "{text}");
-    assert!(!text.contains('\u{1b}'), "no colour when stdout is not a terminal");
+    assert!(
+        !text.contains('\u{1b}'),
+        "no colour when stdout is not a terminal"
+    );
 }
 
 #[test]
@@ -30,13 +36,22 @@ fn syntax_error_in_one_block_and_unknown_gpu_in_another_are_both_reported() {
         .iter()
         .find(|d| d["code"] == "deploy::syntax::unexpected")
         .expect("the syntax error is reported");
-    assert_eq!((syntax["line"].as_u64(), syntax["column"].as_u64()), (Some(2), Some(12)));
-    assert_eq!(syntax["message"], "expected `{` or `=` after `memory`, found `12`");
+    assert_eq!(
+        (syntax["line"].as_u64(), syntax["column"].as_u64()),
+        (Some(2), Some(12))
+    );
+    assert_eq!(
+        syntax["message"],
+        "expected `{` or `=` after `memory`, found `12`"
+    );
     let unknown = diags
         .iter()
         .find(|d| d["code"] == "deploy::name::unknown")
         .expect("the unknown GPU is reported");
-    assert_eq!((unknown["line"].as_u64(), unknown["column"].as_u64()), (Some(8), Some(13)));
+    assert_eq!(
+        (unknown["line"].as_u64(), unknown["column"].as_u64()),
+        (Some(8), Some(13))
+    );
     assert_eq!(unknown["end_column"].as_u64(), Some(24));
     assert_eq!(unknown["help"], "did you mean `rtx_3060_12gb`?");
     assert_eq!(unknown["file"], "two.deploy");
@@ -65,7 +80,11 @@ fn exit_codes() {
 fn directories_are_searched_recursively_and_default_to_the_current_one() {
     let dir = scratch("recursive");
     std::fs::create_dir_all(dir.join("a/b")).unwrap();
-    std::fs::write(dir.join("a/b/deep.deploy"), "deployment d {\n    model = glm4_9b\n}\n").unwrap();
+    std::fs::write(
+        dir.join("a/b/deep.deploy"),
+        "deployment d {\n    model = glm4_9b\n}\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("a/notes.txt"), "not a deploy file").unwrap();
     let output = deployfit_in(&dir, &["check", "--format", "json"]);
     let report = json(&output);
@@ -76,7 +95,12 @@ fn directories_are_searched_recursively_and_default_to_the_current_one() {
 
 #[test]
 fn github_annotations() {
-    let output = deployfit(&["check", "--format", "github", "tests/fixtures/diagnostics/name.unknown.deploy"]);
+    let output = deployfit(&[
+        "check",
+        "--format",
+        "github",
+        "tests/fixtures/diagnostics/name.unknown.deploy",
+    ]);
     let text = stdout(&output);
     assert_eq!(
         text.lines().next().unwrap(),
@@ -89,15 +113,22 @@ fn sarif_is_valid_2_1_0() {
     let output = deployfit(&["check", "--format", "sarif", "tests/fixtures/diagnostics/"]);
     let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(value["version"], "2.1.0");
-    assert_eq!(value["$schema"], "https://json.schemastore.org/sarif-2.1.0.json");
-    let sarif: serde_sarif::sarif::Sarif = serde_json::from_value(value.clone()).expect("the SARIF model reads it back");
+    assert_eq!(
+        value["$schema"],
+        "https://json.schemastore.org/sarif-2.1.0.json"
+    );
+    let sarif: serde_sarif::sarif::Sarif =
+        serde_json::from_value(value.clone()).expect("the SARIF model reads it back");
     let run = &sarif.runs[0];
     assert_eq!(run.tool.driver.name, "deployfit");
     let results = run.results.as_ref().unwrap();
     let rules = run.tool.driver.rules.as_ref().unwrap();
     for result in results {
         let id = result.rule_id.as_ref().unwrap();
-        assert!(rules.iter().any(|r| &r.id == id), "every result's rule is declared: {id}");
+        assert!(
+            rules.iter().any(|r| &r.id == id),
+            "every result's rule is declared: {id}"
+        );
         let region = result.locations.as_ref().unwrap()[0]
             .physical_location
             .as_ref()
@@ -118,4 +149,19 @@ fn json_lists_deployment_figures() {
     assert_eq!(deployment["name"], "team_chat");
     assert_eq!(deployment["figures"]["fits"], "true");
     assert_eq!(deployment["figures"]["weights_memory"], "5.74 GiB");
+}
+
+/// The README's example and its printed output stay true.
+#[test]
+fn readme_example_output_is_real() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let section = readme.split("## An example").nth(1).expect("README has an example");
+    let blocks: Vec<&str> = section.split("```").collect();
+    let (source, expected) = (blocks[1].trim_start_matches('\n'), blocks[3].trim_start_matches('\n'));
+    let dir = scratch("readme");
+    std::fs::write(dir.join("too-big.deploy"), source).unwrap();
+    let output = deployfit_in(&dir, &["check", "too-big.deploy"]);
+    assert_eq!(output.status.code(), Some(1));
+    let trim = |text: &str| text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    assert_eq!(trim(&stdout(&output)), trim(expected));
 }

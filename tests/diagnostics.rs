@@ -24,13 +24,23 @@ fn every_fixture_reports_its_code() {
             .iter()
             .map(|d| d["code"].as_str().unwrap())
             .collect();
-        assert!(codes.contains(&expected.as_str()), "{relative}: expected {expected}, got {codes:?}");
+        assert!(
+            codes.contains(&expected.as_str()),
+            "{relative}: expected {expected}, got {codes:?}"
+        );
         for diag in report["diagnostics"].as_array().unwrap() {
             assert!(diag["line"].as_u64().unwrap() >= 1);
-            assert!(diag["help"].as_str().is_some_and(|h| !h.is_empty()), "{relative}: every diagnostic has a help");
+            assert!(
+                diag["help"].as_str().is_some_and(|h| !h.is_empty()),
+                "{relative}: every diagnostic has a help"
+            );
         }
         let has_error = report["summary"]["errors"].as_u64().unwrap() > 0;
-        assert_eq!(output.status.code(), Some(if has_error { 1 } else { 0 }), "{relative}");
+        assert_eq!(
+            output.status.code(),
+            Some(if has_error { 1 } else { 0 }),
+            "{relative}"
+        );
         insta::assert_snapshot!("json", stdout(&output));
 
         let human = deployfit(&["check", &relative]);

@@ -13,7 +13,11 @@ fn check_bytes(name: &str, bytes: &[u8]) -> serde_json::Value {
     std::fs::write(dir.join("input.deploy"), bytes).unwrap();
     let output = deployfit_in(&dir, &["check", "--format", "json", "input.deploy"]);
     let code = output.status.code();
-    assert!(matches!(code, Some(0) | Some(1)), "{name}: exit code {code:?}, stderr {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "{name}: exit code {code:?}, stderr {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     json(&output)
 }
 
@@ -39,7 +43,11 @@ fn every_prefix_of_every_example_checks_without_panicking() {
             let file = workspace.set_file(name, text[..end].to_string());
             let diagnostics = workspace.check(file);
             for diag in &diagnostics {
-                assert!(!diag.code.is_empty() && diag.help.is_some(), "{}: {diag:?}", path.display());
+                assert!(
+                    !diag.code.is_empty() && diag.help.is_some(),
+                    "{}: {diag:?}",
+                    path.display()
+                );
                 assert!(diag.span.end as usize <= end.max(1), "span inside the text");
             }
             checked += 1;
@@ -56,10 +64,19 @@ fn empty_file_is_clean() {
 
 #[test]
 fn non_utf8_bytes_are_reported() {
-    let report = check_bytes("latin1", b"deployment d {\n    model = glm4_9b // caf\xe9\n}\n// \xff\xfe\n");
+    let report = check_bytes(
+        "latin1",
+        b"deployment d {\n    model = glm4_9b // caf\xe9\n}\n// \xff\xfe\n",
+    );
     let codes = codes(&report);
-    assert!(codes.contains(&"deploy::syntax::invalid_utf8".to_string()), "{codes:?}");
-    assert!(codes.contains(&"deploy::field::missing".to_string()), "the rest is still checked: {codes:?}");
+    assert!(
+        codes.contains(&"deploy::syntax::invalid_utf8".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"deploy::field::missing".to_string()),
+        "the rest is still checked: {codes:?}"
+    );
 }
 
 #[test]
@@ -120,7 +137,11 @@ fn garbage_gets_diagnostics_not_panics() {
     for (i, input) in inputs.iter().enumerate() {
         let report = check_bytes(&format!("garbage_{i}"), input);
         for diag in report["diagnostics"].as_array().unwrap() {
-            assert!(diag["help"].is_string(), "{}: {diag}", String::from_utf8_lossy(input));
+            assert!(
+                diag["help"].is_string(),
+                "{}: {diag}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 }
@@ -135,7 +156,10 @@ fn pest_call_limit_is_a_diagnostic() {
     text.push_str("}\n");
     let parsed = deployfit_compiler::syntax::parse(&text);
     assert!(
-        parsed.errors.iter().any(|e| e.code == "deploy::syntax::limit"),
+        parsed
+            .errors
+            .iter()
+            .any(|e| e.code == "deploy::syntax::limit"),
         "{:?}",
         parsed.errors.first()
     );
@@ -143,4 +167,19 @@ fn pest_call_limit_is_a_diagnostic() {
     let file = workspace.set_file(Path::new("huge.deploy"), text);
     let diagnostics = workspace.check(file);
     assert!(diagnostics.iter().any(|d| d.severity == Severity::Error));
+}
+
+#[test]
+fn every_design_example_parses() {
+    for path in deploy_files("tests/fixtures/design") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parsed = deployfit_compiler::syntax::parse(&text);
+        assert!(
+            parsed.errors.is_empty(),
+            "{}: {:?}",
+            path.display(),
+            parsed.errors
+        );
+        assert!(!parsed.decls.is_empty());
+    }
 }

@@ -67,18 +67,34 @@ impl salsa::Database for Database {}
 #[salsa::db]
 impl Db for Database {
     fn project(&self) -> Project {
-        self.project.expect("the project input is created in Database::new")
+        self.project
+            .expect("the project input is created in Database::new")
     }
 }
 
 /// The stdlib, embedded in the binary.
 pub const STDLIB: &[(&str, &str)] = &[
-    ("stdlib/gpus.deploy", include_str!("../../stdlib/gpus.deploy")),
-    ("stdlib/models.deploy", include_str!("../../stdlib/models.deploy")),
-    ("stdlib/quants.deploy", include_str!("../../stdlib/quants.deploy")),
+    (
+        "stdlib/gpus.deploy",
+        include_str!("../../stdlib/gpus.deploy"),
+    ),
+    (
+        "stdlib/models.deploy",
+        include_str!("../../stdlib/models.deploy"),
+    ),
+    (
+        "stdlib/quants.deploy",
+        include_str!("../../stdlib/quants.deploy"),
+    ),
     ("stdlib/kv.deploy", include_str!("../../stdlib/kv.deploy")),
-    ("stdlib/engines.deploy", include_str!("../../stdlib/engines.deploy")),
-    ("stdlib/rules.deploy", include_str!("../../stdlib/rules.deploy")),
+    (
+        "stdlib/engines.deploy",
+        include_str!("../../stdlib/engines.deploy"),
+    ),
+    (
+        "stdlib/rules.deploy",
+        include_str!("../../stdlib/rules.deploy"),
+    ),
 ];
 
 impl Default for Database {
@@ -100,7 +116,8 @@ impl Database {
                     entries.push(format!("{database_key:?}"));
                 }
             }
-        }) as Box<dyn Fn(salsa::Event) + Send + Sync>));
+        })
+            as Box<dyn Fn(salsa::Event) + Send + Sync>));
         let mut db = Database {
             storage,
             project: None,
@@ -108,7 +125,9 @@ impl Database {
         };
         let stdlib = STDLIB
             .iter()
-            .map(|(path, text)| SourceFile::new(&db, PathBuf::from(path), text.to_string(), None, true))
+            .map(|(path, text)| {
+                SourceFile::new(&db, PathBuf::from(path), text.to_string(), None, true)
+            })
             .collect();
         db.project = Some(Project::new(&db, stdlib, BTreeMap::new()));
         db
@@ -150,7 +169,13 @@ pub fn decl_keys<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<DeclKey<'db>> {
             let nth = seen
                 .entry((placed.decl.kind, placed.decl.name.name.as_str()))
                 .or_insert(0);
-            let key = DeclKey::new(db, file, placed.decl.kind, placed.decl.name.name.clone(), *nth);
+            let key = DeclKey::new(
+                db,
+                file,
+                placed.decl.kind,
+                placed.decl.name.name.clone(),
+                *nth,
+            );
             *nth += 1;
             key
         })
@@ -269,9 +294,13 @@ pub fn file_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     }
     for error in &parse(db, file).errors {
         diags.push(
-            Diag::error(error.code, error.message.clone(), Loc::File(file, error.span))
-                .label(error.label.clone())
-                .help(error.help.clone()),
+            Diag::error(
+                error.code,
+                error.message.clone(),
+                Loc::File(file, error.span),
+            )
+            .label(error.label.clone())
+            .help(error.help.clone()),
         );
     }
     diags.extend(names::scope_diags(db, file));

@@ -61,8 +61,13 @@ impl LineIndex {
     /// 1-based line and column (in characters) of a byte offset in `text`.
     pub fn line_col(&self, text: &str, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(text.len());
-        let offset = (0..=offset).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
-        let line = self.starts.partition_point(|start| *start as usize <= offset);
+        let offset = (0..=offset)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        let line = self
+            .starts
+            .partition_point(|start| *start as usize <= offset);
         let line_start = self.starts[line - 1] as usize;
         (line, text[line_start..offset].chars().count() + 1)
     }
@@ -71,7 +76,10 @@ impl LineIndex {
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(text: &str, offset: u32) -> (usize, usize) {
     let offset = (offset as usize).min(text.len());
-    let offset = (0..=offset).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+    let offset = (0..=offset)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
@@ -88,7 +96,11 @@ mod tests {
         let text = "ab\ncé\n\nlast";
         let index = LineIndex::new(text);
         for offset in 0..=text.len() as u32 + 2 {
-            assert_eq!(index.line_col(text, offset), line_col(text, offset), "offset {offset}");
+            assert_eq!(
+                index.line_col(text, offset),
+                line_col(text, offset),
+                "offset {offset}"
+            );
         }
     }
 }

@@ -23,7 +23,10 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<u32>) {
         Ok(text) => (text, None),
         Err(error) => {
             let at = error.utf8_error().valid_up_to() as u32;
-            (String::from_utf8_lossy(error.as_bytes()).into_owned(), Some(at))
+            (
+                String::from_utf8_lossy(error.as_bytes()).into_owned(),
+                Some(at),
+            )
         }
     }
 }
@@ -56,7 +59,12 @@ impl Workspace {
         self.set_file_checked(path, text, None)
     }
 
-    fn set_file_checked(&mut self, path: &Path, text: String, invalid_utf8_at: Option<u32>) -> SourceFile {
+    fn set_file_checked(
+        &mut self,
+        path: &Path,
+        text: String,
+        invalid_utf8_at: Option<u32>,
+    ) -> SourceFile {
         let path = db::normalize(path);
         if let Some(file) = self.file(&path) {
             if file.text(&self.db) != &text {

@@ -31,7 +31,13 @@ fn evaluated(workspace: &Workspace, file: SourceFile, log: &[String]) -> Vec<&'s
     ["alpha", "beta"]
         .into_iter()
         .filter(|name| {
-            let key = DeclKey::new(workspace.db(), file, DeclKind::Deployment, name.to_string(), 0);
+            let key = DeclKey::new(
+                workspace.db(),
+                file,
+                DeclKind::Deployment,
+                name.to_string(),
+                0,
+            );
             let entry = format!("deployment({:?})", key.as_id());
             log.contains(&entry)
         })
@@ -56,8 +62,15 @@ fn editing_one_deployment_re_evaluates_only_that_deployment() {
     workspace.set_file(Path::new("two.deploy"), edited);
     let diagnostics = workspace.check(file);
     let log = workspace.db().take_log();
-    assert_eq!(evaluated(&workspace, file, &log), ["alpha"], "log: {log:#?}");
-    assert!(log.iter().any(|e| e.starts_with("parse(")), "the file was re-parsed");
+    assert_eq!(
+        evaluated(&workspace, file, &log),
+        ["alpha"],
+        "log: {log:#?}"
+    );
+    assert!(
+        log.iter().any(|e| e.starts_with("parse(")),
+        "the file was re-parsed"
+    );
     // Beta's cached diagnostics are still placed correctly after the shift.
     assert!(diagnostics.is_empty());
     let summaries = workspace.summaries(file);
@@ -68,10 +81,20 @@ fn editing_one_deployment_re_evaluates_only_that_deployment() {
 #[test]
 fn editing_a_stdlib_gpu_re_evaluates_only_the_deployments_that_use_it() {
     let (mut workspace, file) = setup();
-    let gpus = STDLIB.iter().find(|(path, _)| path.ends_with("gpus.deploy")).unwrap().1;
-    let start = gpus.find("gpu rtx_4090 {").expect("the stdlib has rtx_4090");
+    let gpus = STDLIB
+        .iter()
+        .find(|(path, _)| path.ends_with("gpus.deploy"))
+        .unwrap()
+        .1;
+    let start = gpus
+        .find("gpu rtx_4090 {")
+        .expect("the stdlib has rtx_4090");
     let memory = start + gpus[start..].find("24 GiB").expect("rtx_4090 has 24 GiB");
-    let edited = format!("{}48 GiB{}", &gpus[..memory], &gpus[memory + "24 GiB".len()..]);
+    let edited = format!(
+        "{}48 GiB{}",
+        &gpus[..memory],
+        &gpus[memory + "24 GiB".len()..]
+    );
     workspace.set_stdlib_text("gpus.deploy", edited).unwrap();
     workspace.check(file);
     let log = workspace.db().take_log();

@@ -3,34 +3,118 @@
 
 /// (code, what it means)
 pub const CODES: &[(&str, &str)] = &[
-    ("deploy::syntax::unexpected", "the parser found a token it did not expect"),
-    ("deploy::syntax::unterminated_string", "a string is not closed on its line"),
-    ("deploy::syntax::too_deep", "brackets nest deeper than the parser allows"),
-    ("deploy::syntax::too_long", "an expression has more operators than the parser allows"),
-    ("deploy::syntax::invalid_utf8", "the file is not valid UTF-8"),
-    ("deploy::syntax::limit", "the parser's work limit was reached"),
-    ("deploy::name::unknown", "a name does not resolve to an entry of the expected kind"),
-    ("deploy::name::duplicate", "a name is defined twice in one kind"),
-    ("deploy::name::redefines_stdlib", "a user file defines a name the stdlib already has"),
-    ("deploy::name::extends_cycle", "`extends` chains loop back on themselves"),
-    ("deploy::name::import_missing", "an imported file does not exist or cannot be read"),
-    ("deploy::name::import_cycle", "files import each other in a cycle"),
-    ("deploy::name::unknown_function", "a call to a function the language does not have"),
-    ("deploy::field::unknown", "a field the declaration kind does not have"),
-    ("deploy::field::duplicate", "a field given twice in one block"),
+    (
+        "deploy::syntax::unexpected",
+        "the parser found a token it did not expect",
+    ),
+    (
+        "deploy::syntax::unterminated_string",
+        "a string is not closed on its line",
+    ),
+    (
+        "deploy::syntax::too_deep",
+        "brackets nest deeper than the parser allows",
+    ),
+    (
+        "deploy::syntax::too_long",
+        "an expression has more operators than the parser allows",
+    ),
+    (
+        "deploy::syntax::invalid_utf8",
+        "the file is not valid UTF-8",
+    ),
+    (
+        "deploy::syntax::limit",
+        "the parser's work limit was reached",
+    ),
+    (
+        "deploy::name::unknown",
+        "a name does not resolve to an entry of the expected kind",
+    ),
+    (
+        "deploy::name::duplicate",
+        "a name is defined twice in one kind",
+    ),
+    (
+        "deploy::name::redefines_stdlib",
+        "a user file defines a name the stdlib already has",
+    ),
+    (
+        "deploy::name::extends_cycle",
+        "`extends` chains loop back on themselves",
+    ),
+    (
+        "deploy::name::import_missing",
+        "an imported file does not exist or cannot be read",
+    ),
+    (
+        "deploy::name::import_cycle",
+        "files import each other in a cycle",
+    ),
+    (
+        "deploy::name::unknown_function",
+        "a call to a function the language does not have",
+    ),
+    (
+        "deploy::field::unknown",
+        "a field the declaration kind does not have",
+    ),
+    (
+        "deploy::field::duplicate",
+        "a field given twice in one block",
+    ),
     ("deploy::field::missing", "a required field is absent"),
-    ("deploy::field::type", "a field's value has the wrong kind (a string where a name is expected, …)"),
-    ("deploy::unit::expected", "a field's value has the wrong dimension (a number where bytes are expected, …)"),
-    ("deploy::unit::mismatch", "an operation mixes unlike dimensions"),
+    (
+        "deploy::field::type",
+        "a field's value has the wrong kind (a string where a name is expected, …)",
+    ),
+    (
+        "deploy::unit::expected",
+        "a field's value has the wrong dimension (a number where bytes are expected, …)",
+    ),
+    (
+        "deploy::unit::mismatch",
+        "an operation mixes unlike dimensions",
+    ),
     ("deploy::type::not_bool", "a condition is not true/false"),
-    ("deploy::type::mismatch", "an operator is applied to values it does not accept"),
-    ("deploy::eval::division_by_zero", "an expression divides by zero"),
-    ("deploy::eval::missing_fact", "a catalog entry lacks a figure the estimate needs"),
-    ("deploy::require::failed", "a `require` of the deployment does not hold"),
-    ("deploy::solve::unsupported", "the deployment has holes, which the solver fills (not yet implemented)"),
-    ("deploy::fit::does_not_fit", "built-in rule: the deployment needs more memory than the GPUs offer"),
-    ("deploy::fit::tight_fit", "built-in rule: the deployment fits with under 10 % to spare"),
-    ("deploy::fit::context_exceeds_model", "built-in rule: the context is longer than the model's window"),
-    ("deploy::fit::quant_engine_mismatch", "built-in rule: the weight format does not run on the engine"),
-    ("deploy::rule::NAME", "a user rule named NAME fired (its code unless the rule sets `code`)"),
+    (
+        "deploy::type::mismatch",
+        "an operator is applied to values it does not accept",
+    ),
+    (
+        "deploy::eval::division_by_zero",
+        "an expression divides by zero",
+    ),
+    (
+        "deploy::eval::missing_fact",
+        "a catalog entry lacks a figure the estimate needs",
+    ),
+    (
+        "deploy::require::failed",
+        "a `require` of the deployment does not hold",
+    ),
+    (
+        "deploy::solve::unsupported",
+        "the deployment has holes, which the solver fills (not yet implemented)",
+    ),
+    (
+        "deploy::fit::does_not_fit",
+        "built-in rule: the deployment needs more memory than the GPUs offer",
+    ),
+    (
+        "deploy::fit::tight_fit",
+        "built-in rule: the deployment fits with under 10 % to spare",
+    ),
+    (
+        "deploy::fit::context_exceeds_model",
+        "built-in rule: the context is longer than the model's window",
+    ),
+    (
+        "deploy::fit::quant_engine_mismatch",
+        "built-in rule: the weight format does not run on the engine",
+    ),
+    (
+        "deploy::rule::NAME",
+        "a user rule named NAME fired (its code unless the rule sets `code`)",
+    ),
 ];

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use super::entry::{Entry, check_block_fields, const_field, lookup};
 use super::memory::{self, Inputs};
 use super::schema::{FieldTy, WORKLOAD, field_spec};
-use super::{EvalError, Env, Properties, Value, as_count};
-use crate::db::{self, DeclKey, Db};
+use super::{Env, EvalError, Properties, Value, as_count};
+use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::names::Scope;
 use crate::rules;
@@ -121,8 +121,13 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
         Some(Value::Ref(_, n)) => n.clone(),
         _ => String::new(),
     };
-    let (model, quant, kv, engine, gpu) =
-        (text("model"), text("quant"), text("kv_cache"), text("engine"), text("gpu"));
+    let (model, quant, kv, engine, gpu) = (
+        text("model"),
+        text("quant"),
+        text("kv_cache"),
+        text("engine"),
+        text("gpu"),
+    );
     let number = |name: &str, default: u64| match resolved.fields.get(name) {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(default),
         _ => default,
@@ -130,7 +135,10 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     let model_entry = entry(DeclKind::Model, &model);
     let context = match resolved.fields.get("context") {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
-        _ => model_entry.number("max_context").map(|c| c as u64).unwrap_or(4096),
+        _ => model_entry
+            .number("max_context")
+            .map(|c| c as u64)
+            .unwrap_or(4096),
     };
     let inputs = Inputs {
         model: model_entry,
@@ -158,14 +166,24 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     };
     let props = memory::estimate(&inputs);
     let mut fields = resolved.fields;
-    for (name, value) in [("seqs", inputs.seqs), ("count", inputs.count), ("replicas", inputs.replicas)] {
+    for (name, value) in [
+        ("seqs", inputs.seqs),
+        ("count", inputs.count),
+        ("replicas", inputs.replicas),
+    ] {
         fields
             .entry(name.to_string())
-            .or_insert(Value::Q(crate::units::Quantity::new(crate::units::Num::Int(value as i128), crate::units::Dim::NONE)));
+            .or_insert(Value::Q(crate::units::Quantity::new(
+                crate::units::Num::Int(value as i128),
+                crate::units::Dim::NONE,
+            )));
     }
     fields.insert(
         "context".into(),
-        Value::Q(crate::units::Quantity::real(context as f64, crate::units::Dim::TOKENS)),
+        Value::Q(crate::units::Quantity::real(
+            context as f64,
+            crate::units::Dim::TOKENS,
+        )),
     );
     let env = DeploymentEnv {
         db,
@@ -211,7 +229,8 @@ fn resolve<'db>(
             match model_by_alias(db, scope, &text) {
                 Some(name) => Ok(Value::Ref(DeclKind::Model, name)),
                 None => {
-                    let suggestion = scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
+                    let suggestion =
+                        scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
                     Err(Box::new(
                         Diag::error(
                             "deploy::name::unknown",
@@ -273,7 +292,11 @@ fn resolve<'db>(
     }
     for (name, default) in [("kv_cache", "fp16"), ("engine", "generic")] {
         if !fields.contains_key(name) && decl.field(name).is_none() {
-            let kind = if name == "kv_cache" { DeclKind::Kv } else { DeclKind::Engine };
+            let kind = if name == "kv_cache" {
+                DeclKind::Kv
+            } else {
+                DeclKind::Engine
+            };
             if let Ok(value) = lookup(scope, key, kind, default, decl.name.span) {
                 fields.insert(name.to_string(), value);
             }
@@ -293,7 +316,9 @@ fn resolve<'db>(
                     Loc::Decl(key, decl.name.span),
                 )
                 .label(format!("`{required}` missing"))
-                .help(format!("add `{example}` (or `{required} = ?` to let the solver choose)")),
+                .help(format!(
+                    "add `{example}` (or `{required} = ?` to let the solver choose)"
+                )),
             );
             ok = false;
         }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::schema::{FieldSpec, FieldTy, field_spec, quote_list, schema};
 use super::{Checker, EvalError, Value, eval_const};
-use crate::db::{self, DeclKey, Db};
+use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::names::{Scope, closest};
 use crate::syntax::ast::{Block, Decl, DeclKind, Entry as AstEntry, Expr, ExprKind, Field};
@@ -32,7 +32,10 @@ pub struct Entry<'db> {
 
 impl Entry<'_> {
     pub fn number(&self, name: &str) -> Option<f64> {
-        self.fields.get(name).and_then(Value::quantity).map(|q| q.value())
+        self.fields
+            .get(name)
+            .and_then(Value::quantity)
+            .map(|q| q.value())
     }
 }
 
@@ -181,9 +184,13 @@ pub fn check_block_fields<'db>(
     for entry in &block.entries {
         if let AstEntry::Nested(nested) = entry {
             match (kind, nested.name.name.as_str()) {
-                (DeclKind::Deployment, "workload") => {
-                    check_entries(key, "workload", super::schema::WORKLOAD, &nested.body, diags)
-                }
+                (DeclKind::Deployment, "workload") => check_entries(
+                    key,
+                    "workload",
+                    super::schema::WORKLOAD,
+                    &nested.body,
+                    diags,
+                ),
                 (DeclKind::Model, "files") => {}
                 _ => {}
             }
@@ -295,11 +302,19 @@ pub fn const_field<'db>(
         Box::new(
             Diag::error(
                 "deploy::field::type",
-                format!("`{}` expects {}, found {found}", spec.name, spec.ty.describe()),
+                format!(
+                    "`{}` expects {}, found {found}",
+                    spec.name,
+                    spec.ty.describe()
+                ),
                 loc,
             )
             .label(format!("expected {}", spec.ty.describe()))
-            .help(format!("write `{} = ...` with {}", spec.name, spec.ty.describe())),
+            .help(format!(
+                "write `{} = ...` with {}",
+                spec.name,
+                spec.ty.describe()
+            )),
         )
     };
     if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
@@ -323,12 +338,20 @@ pub fn const_field<'db>(
                 Ok(value) => value,
                 Err(EvalError::DivisionByZero(span)) => {
                     return Err(Box::new(
-                        Diag::error("deploy::eval::division_by_zero", "division by zero", Loc::Decl(owner, span))
-                            .label("this is zero")
-                            .help("divide by a non-zero value"),
+                        Diag::error(
+                            "deploy::eval::division_by_zero",
+                            "division by zero",
+                            Loc::Decl(owner, span),
+                        )
+                        .label("this is zero")
+                        .help("divide by a non-zero value"),
                     ));
                 }
-                Err(_) => return Err(wrong("an expression with names (catalog figures are constants)")),
+                Err(_) => {
+                    return Err(wrong(
+                        "an expression with names (catalog figures are constants)",
+                    ));
+                }
             };
             let Some(q) = value.quantity() else {
                 return Err(wrong("something else"));
@@ -338,11 +361,17 @@ pub fn const_field<'db>(
                     ExprKind::Literal { text, .. } if q.dim.is_none() => Some(text.clone()),
                     _ => None,
                 };
-                let found = if q.dim.is_none() { "a number".to_string() } else { q.dim.describe() };
+                let found = if q.dim.is_none() {
+                    "a number".to_string()
+                } else {
+                    q.dim.describe()
+                };
                 let help = literal
                     .and_then(|text| expected.suggest(&text))
                     .map(|s| format!("write {s}"))
-                    .unwrap_or_else(|| format!("give `{}` a value in {}", spec.name, expected.describe()));
+                    .unwrap_or_else(|| {
+                        format!("give `{}` a value in {}", spec.name, expected.describe())
+                    });
                 return Err(Box::new(
                     Diag::error(
                         "deploy::unit::expected",
@@ -358,11 +387,16 @@ pub fn const_field<'db>(
             Ok(Value::Q(crate::units::Quantity { dim, ..q }))
         }
         FieldTy::Str => match &field.value.kind {
-            ExprKind::Str(lit) => lit.plain().map(Value::Str).ok_or_else(|| wrong("an interpolated string")),
+            ExprKind::Str(lit) => lit
+                .plain()
+                .map(Value::Str)
+                .ok_or_else(|| wrong("an interpolated string")),
             _ => Err(wrong("something that is not a string")),
         },
         FieldTy::Symbol(words) => match &field.value.kind {
-            ExprKind::Name(name) if words.contains(&name.as_str()) => Ok(Value::Symbol(name.clone())),
+            ExprKind::Name(name) if words.contains(&name.as_str()) => {
+                Ok(Value::Symbol(name.clone()))
+            }
             ExprKind::Name(name) => {
                 let help = match closest(name, words.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
@@ -389,7 +423,9 @@ pub fn const_field<'db>(
                 let mut values = Vec::new();
                 for item in items {
                     match &item.kind {
-                        ExprKind::Name(name) => values.push(lookup(scope, owner, kind, name, item.span)?),
+                        ExprKind::Name(name) => {
+                            values.push(lookup(scope, owner, kind, name, item.span)?)
+                        }
                         _ => {
                             return Err(Box::new(
                                 Diag::error(
@@ -450,8 +486,18 @@ pub fn lookup<'db>(
 }
 
 /// `files { Q4_K_M = 6_166_574_944 B }`: a quant name and an exact byte count.
-fn artifact_size<'db>(scope: &Scope<'db>, owner: DeclKey<'db>, field: &Field) -> Result<i128, Box<Diag<'db>>> {
-    lookup(scope, owner, DeclKind::Quant, &field.name.name, field.name.span)?;
+fn artifact_size<'db>(
+    scope: &Scope<'db>,
+    owner: DeclKey<'db>,
+    field: &Field,
+) -> Result<i128, Box<Diag<'db>>> {
+    lookup(
+        scope,
+        owner,
+        DeclKind::Quant,
+        &field.name.name,
+        field.name.span,
+    )?;
     let spec = FieldSpec {
         name: "files",
         ty: FieldTy::Q(Dim::BYTES),
@@ -463,9 +509,13 @@ fn artifact_size<'db>(scope: &Scope<'db>, owner: DeclKey<'db>, field: &Field) ->
         .and_then(|q| q.num.round_to_int())
         .ok_or_else(|| {
             Box::new(
-                Diag::error("deploy::unit::expected", "expected a byte count", Loc::Decl(owner, field.value.span))
-                    .label("not a size")
-                    .help("write the exact size: `Q4_K_M = 6_166_574_944 B`"),
+                Diag::error(
+                    "deploy::unit::expected",
+                    "expected a byte count",
+                    Loc::Decl(owner, field.value.span),
+                )
+                .label("not a size")
+                .help("write the exact size: `Q4_K_M = 6_166_574_944 B`"),
             )
         })
 }
@@ -513,9 +563,16 @@ fn check_rule<'db>(
                     checker.string(lit);
                 }
                 _ => checker.diags.push(
-                    Diag::new("deploy::field::type", Severity::Error, format!("`{name}` expects a message string"), Loc::Decl(key, expr.span))
-                        .label("not a string")
-                        .help(format!("write `{name} = \"...\"`; figures go in `{{braces}}`")),
+                    Diag::new(
+                        "deploy::field::type",
+                        Severity::Error,
+                        format!("`{name}` expects a message string"),
+                        Loc::Decl(key, expr.span),
+                    )
+                    .label("not a string")
+                    .help(format!(
+                        "write `{name} = \"...\"`; figures go in `{{braces}}`"
+                    )),
                 ),
             }
         }

@@ -109,7 +109,10 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         // A KV head is never split across GPUs: with fewer heads than GPUs every GPU
         // holds one whole head (replication).
         let per_gpu_heads = (kv_heads / count).ceil().max(1.0);
-        (2.0 * kv_heads * head_dim * kv_bytes, per_gpu_heads / kv_heads)
+        (
+            2.0 * kv_heads * head_dim * kv_bytes,
+            per_gpu_heads / kv_heads,
+        )
     };
     let (local_layers, window) = if attention == "hybrid" {
         (
@@ -125,7 +128,10 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         .memory_utilization
         .or_else(|| inputs.engine.number("utilization"))
         .unwrap_or(1.0);
-    let usable = inputs.gpu.number("memory").map(|m| (m * utilization).floor());
+    let usable = inputs
+        .gpu
+        .number("memory")
+        .map(|m| (m * utilization).floor());
     Ok(Memory {
         weights,
         kv_global: per_layer * (layers - local_layers),
@@ -168,7 +174,10 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
     props.insert("weights_memory", Ok(bytes(mem.weights)));
     props.insert("kv_memory", Ok(bytes(kv)));
     props.insert("overhead_memory", Ok(bytes(mem.overhead)));
-    props.insert("total_memory", Ok(bytes(mem.weights + kv + mem.overhead * count)));
+    props.insert(
+        "total_memory",
+        Ok(bytes(mem.weights + kv + mem.overhead * count)),
+    );
     props.insert("memory_per_gpu", Ok(bytes(per_gpu)));
     let no_memory = || missing(format!("`{}` has no `memory`", inputs.gpu_name));
     match mem.usable {
@@ -184,10 +193,25 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
                 "max_context",
                 Ok(Value::Q(Quantity::real(largest.min(window), Dim::TOKENS))),
             );
-            props.insert("fit_advice", Ok(Value::Str(fit_advice(inputs, &mem, usable, largest.min(window)))));
+            props.insert(
+                "fit_advice",
+                Ok(Value::Str(fit_advice(
+                    inputs,
+                    &mem,
+                    usable,
+                    largest.min(window),
+                ))),
+            );
         }
         None => {
-            for name in ["usable_memory", "utilization", "headroom", "fits", "max_context", "fit_advice"] {
+            for name in [
+                "usable_memory",
+                "utilization",
+                "headroom",
+                "fits",
+                "max_context",
+                "fit_advice",
+            ] {
                 props.insert(name, Err(no_memory()));
             }
         }
@@ -217,7 +241,9 @@ fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) 
     }
     for count in [2u64, 4, 8] {
         if count > inputs.count && mem.per_gpu(context, seqs, count as f64) <= usable {
-            return format!("count = {count} fits: tensor parallelism splits the weights over {count} GPUs");
+            return format!(
+                "count = {count} fits: tensor parallelism splits the weights over {count} GPUs"
+            );
         }
     }
     let need = mem.per_gpu(context, seqs, inputs.count as f64);
@@ -264,8 +290,16 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
         DECODE_EFFICIENCY * bandwidth / step_bytes
     });
     let no = |field: &str| missing(format!("`{}` has no `{field}`", inputs.gpu_name));
-    props.insert("decode_tps", decode.map(rate).ok_or_else(|| no("bandwidth")));
-    props.insert("throughput", decode.map(|d| rate(d * seqs)).ok_or_else(|| no("bandwidth")));
+    props.insert(
+        "decode_tps",
+        decode.map(rate).ok_or_else(|| no("bandwidth")),
+    );
+    props.insert(
+        "throughput",
+        decode
+            .map(|d| rate(d * seqs))
+            .ok_or_else(|| no("bandwidth")),
+    );
     let active = inputs
         .model
         .number("active_params")
@@ -288,7 +322,12 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
         .number("price")
         .map(|price| price * count * inputs.replicas as f64)
         .ok_or_else(|| no("price"));
-    props.insert("cost_per_hour", hourly.clone().map(|h| Value::Q(Quantity::real(h, Dim::HOURLY))));
+    props.insert(
+        "cost_per_hour",
+        hourly
+            .clone()
+            .map(|h| Value::Q(Quantity::real(h, Dim::HOURLY))),
+    );
     let per_token = match (hourly, decode) {
         (Ok(h), Some(d)) => Ok(Value::Q(Quantity::real(
             h / (d * seqs * inputs.replicas as f64),

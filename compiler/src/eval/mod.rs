@@ -42,7 +42,11 @@ impl Value {
             Value::Symbol(s) | Value::Ref(_, s) => s.clone(),
             Value::List(items) => format!(
                 "[{}]",
-                items.iter().map(Value::display).collect::<Vec<_>>().join(", ")
+                items
+                    .iter()
+                    .map(Value::display)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -135,7 +139,10 @@ impl<'db> Checker<'_, 'db> {
             Some(other) => {
                 let diag = Diag::error(
                     "deploy::type::not_bool",
-                    format!("a condition must be true or false, but this is {}", other.describe()),
+                    format!(
+                        "a condition must be true or false, but this is {}",
+                        other.describe()
+                    ),
                     self.loc(expr.span),
                 )
                 .label("not a condition")
@@ -166,8 +173,10 @@ impl<'db> Checker<'_, 'db> {
         let suggestion = closest(name, deployment_names());
         let help = match &suggestion {
             Some(s) => format!("did you mean `{s}`?"),
-            None => "properties are listed in docs/language.md (weights_memory, fits, decode_tps, …)"
-                .to_string(),
+            None => {
+                "properties are listed in docs/language.md (weights_memory, fits, decode_tps, …)"
+                    .to_string()
+            }
         };
         self.diags.push(
             Diag::error(
@@ -240,10 +249,7 @@ impl<'db> Checker<'_, 'db> {
                         .find(|s| s.name == field.name)
                         .map(|s| (s, "workload")),
                     other => {
-                        self.mismatch(
-                            field.span,
-                            format!("{} has no fields", other.describe()),
-                        );
+                        self.mismatch(field.span, format!("{} has no fields", other.describe()));
                         return None;
                     }
                 };
@@ -299,7 +305,11 @@ impl<'db> Checker<'_, 'db> {
                         format!(
                             "`{}` takes {}",
                             name.name,
-                            if single { "one argument" } else { "one or more arguments" }
+                            if single {
+                                "one argument"
+                            } else {
+                                "one or more arguments"
+                            }
                         ),
                     );
                     return None;
@@ -307,7 +317,10 @@ impl<'db> Checker<'_, 'db> {
                 let mut dim = None;
                 for (arg, ty) in args.iter().zip(&tys) {
                     let Ty::Q(d) = ty else {
-                        self.mismatch(arg.span, format!("`{}` needs quantities, found {}", name.name, ty.describe()));
+                        self.mismatch(
+                            arg.span,
+                            format!("`{}` needs quantities, found {}", name.name, ty.describe()),
+                        );
                         return None;
                     };
                     match dim {
@@ -397,7 +410,11 @@ impl<'db> Checker<'_, 'db> {
                     if ty != Ty::Bool {
                         self.mismatch(
                             side.span,
-                            format!("`{}` needs true/false on both sides, found {}", op.symbol(), ty.describe()),
+                            format!(
+                                "`{}` needs true/false on both sides, found {}",
+                                op.symbol(),
+                                ty.describe()
+                            ),
                         );
                         return None;
                     }
@@ -410,7 +427,9 @@ impl<'db> Checker<'_, 'db> {
                     None
                 }
                 (Ty::Q(_), Ty::Q(_)) => Some(Ty::Bool),
-                (a, b) if std::mem::discriminant(&a) == std::mem::discriminant(&b) => Some(Ty::Bool),
+                (a, b) if std::mem::discriminant(&a) == std::mem::discriminant(&b) => {
+                    Some(Ty::Bool)
+                }
                 (Ty::Str, Ty::Symbol(_)) | (Ty::Symbol(_), Ty::Str) => Some(Ty::Bool),
                 (a, b) => {
                     self.mismatch(
@@ -429,7 +448,12 @@ impl<'db> Checker<'_, 'db> {
                 (a, b) => {
                     self.mismatch(
                         expr.span,
-                        format!("`{}` compares quantities, not {} and {}", op.symbol(), a.describe(), b.describe()),
+                        format!(
+                            "`{}` compares quantities, not {} and {}",
+                            op.symbol(),
+                            a.describe(),
+                            b.describe()
+                        ),
                     );
                     None
                 }
@@ -439,23 +463,47 @@ impl<'db> Checker<'_, 'db> {
                     Some(Ty::Q(if a.is_none() { b } else { a }))
                 }
                 (Ty::Q(a), Ty::Q(b)) => {
-                    self.unit_mismatch(lhs, a, rhs, b, if op == BinaryOp::Add { "added" } else { "subtracted" });
+                    self.unit_mismatch(
+                        lhs,
+                        a,
+                        rhs,
+                        b,
+                        if op == BinaryOp::Add {
+                            "added"
+                        } else {
+                            "subtracted"
+                        },
+                    );
                     None
                 }
                 (a, b) => {
                     self.mismatch(
                         expr.span,
-                        format!("`{}` needs quantities, not {} and {}", op.symbol(), a.describe(), b.describe()),
+                        format!(
+                            "`{}` needs quantities, not {} and {}",
+                            op.symbol(),
+                            a.describe(),
+                            b.describe()
+                        ),
                     );
                     None
                 }
             },
             BinaryOp::Mul | BinaryOp::Div => match (left, right) {
-                (Ty::Q(a), Ty::Q(b)) => Some(Ty::Q(if op == BinaryOp::Mul { a.mul(b) } else { a.div(b) })),
+                (Ty::Q(a), Ty::Q(b)) => Some(Ty::Q(if op == BinaryOp::Mul {
+                    a.mul(b)
+                } else {
+                    a.div(b)
+                })),
                 (a, b) => {
                     self.mismatch(
                         expr.span,
-                        format!("`{}` needs quantities, not {} and {}", op.symbol(), a.describe(), b.describe()),
+                        format!(
+                            "`{}` needs quantities, not {} and {}",
+                            op.symbol(),
+                            a.describe(),
+                            b.describe()
+                        ),
                     );
                     None
                 }
@@ -538,7 +586,10 @@ pub fn eval(env: &dyn Env, expr: &Expr) -> Result<Value, EvalError> {
             .map(Value::List),
         ExprKind::Paren(inner) => eval(env, inner),
         ExprKind::Unary(op, operand) => match (op, eval(env, operand)?) {
-            (UnaryOp::Neg, Value::Q(q)) => Ok(Value::Q(Quantity { num: q.num.neg(), ..q })),
+            (UnaryOp::Neg, Value::Q(q)) => Ok(Value::Q(Quantity {
+                num: q.num.negate(),
+                ..q
+            })),
             (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
             _ => Err(EvalError::Invalid),
         },
@@ -575,7 +626,11 @@ pub fn eval(env: &dyn Env, expr: &Expr) -> Result<Value, EvalError> {
                 .map(|arg| eval(env, arg)?.quantity().ok_or(EvalError::Invalid))
                 .collect::<Result<Vec<_>, _>>()?;
             let first = *values.first().ok_or(EvalError::Invalid)?;
-            let dim = values.iter().map(|q| q.dim).find(|d| !d.is_none()).unwrap_or(first.dim);
+            let dim = values
+                .iter()
+                .map(|q| q.dim)
+                .find(|d| !d.is_none())
+                .unwrap_or(first.dim);
             let pick = |better: fn(f64, f64) -> bool| {
                 values
                     .iter()
@@ -602,7 +657,10 @@ fn binary(op: BinaryOp, left: Value, right: Value, rhs_span: Span) -> Result<Val
         BinaryOp::Eq | BinaryOp::Ne => {
             let equal = match (&left, &right) {
                 (Value::Q(a), Value::Q(b)) => a.value() == b.value(),
-                (Value::Ref(_, a) | Value::Symbol(a) | Value::Str(a), Value::Ref(_, b) | Value::Symbol(b) | Value::Str(b)) => a == b,
+                (
+                    Value::Ref(_, a) | Value::Symbol(a) | Value::Str(a),
+                    Value::Ref(_, b) | Value::Symbol(b) | Value::Str(b),
+                ) => a == b,
                 (a, b) => a == b,
             };
             Ok(Value::Bool(equal == (op == BinaryOp::Eq)))
@@ -627,11 +685,13 @@ fn binary(op: BinaryOp, left: Value, right: Value, rhs_span: Span) -> Result<Val
             };
             let pick_dim = |a: Dim, b: Dim| if a.is_none() { b } else { a };
             let q = match op {
-                BinaryOp::Add => Quantity::new(a.num.add(b.num), pick_dim(a.dim, b.dim)),
-                BinaryOp::Sub => Quantity::new(a.num.sub(b.num), pick_dim(a.dim, b.dim)),
-                BinaryOp::Mul => Quantity::new(a.num.mul(b.num), a.dim.mul(b.dim)),
+                BinaryOp::Add => Quantity::new(a.num.plus(b.num), pick_dim(a.dim, b.dim)),
+                BinaryOp::Sub => Quantity::new(a.num.minus(b.num), pick_dim(a.dim, b.dim)),
+                BinaryOp::Mul => Quantity::new(a.num.times(b.num), a.dim.mul(b.dim)),
                 _ => Quantity::new(
-                    a.num.div(b.num).ok_or(EvalError::DivisionByZero(rhs_span))?,
+                    a.num
+                        .over(b.num)
+                        .ok_or(EvalError::DivisionByZero(rhs_span))?,
                     a.dim.div(b.dim),
                 ),
             };

@@ -73,21 +73,49 @@ const GPU: &[FieldSpec] = &[
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
     f("memory", FieldTy::Q(Dim::BYTES), "memory per GPU"),
     f("bandwidth", FieldTy::Q(Dim::BANDWIDTH), "memory bandwidth"),
-    f("bf16", FieldTy::Q(Dim::COMPUTE), "dense BF16 tensor throughput"),
-    f("fp8", FieldTy::Q(Dim::COMPUTE), "dense FP8 tensor throughput"),
-    f("int8", FieldTy::Q(Dim::COMPUTE), "dense INT8 tensor throughput"),
+    f(
+        "bf16",
+        FieldTy::Q(Dim::COMPUTE),
+        "dense BF16 tensor throughput",
+    ),
+    f(
+        "fp8",
+        FieldTy::Q(Dim::COMPUTE),
+        "dense FP8 tensor throughput",
+    ),
+    f(
+        "int8",
+        FieldTy::Q(Dim::COMPUTE),
+        "dense INT8 tensor throughput",
+    ),
     f("tdp", FieldTy::Q(Dim::WATTS), "board power"),
-    f("price", FieldTy::Q(Dim::HOURLY), "hourly on-demand price per GPU"),
+    f(
+        "price",
+        FieldTy::Q(Dim::HOURLY),
+        "hourly on-demand price per GPU",
+    ),
     f("msrp", FieldTy::Q(Dim::DOLLARS), "launch price"),
-    f("interconnect", FieldTy::Symbol(INTERCONNECTS), "link between GPUs"),
-    f("link_bandwidth", FieldTy::Q(Dim::BANDWIDTH), "GPU-to-GPU bandwidth"),
+    f(
+        "interconnect",
+        FieldTy::Symbol(INTERCONNECTS),
+        "link between GPUs",
+    ),
+    f(
+        "link_bandwidth",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "GPU-to-GPU bandwidth",
+    ),
 ];
 
 const MODEL: &[FieldSpec] = &[
     f("hf", FieldTy::Str, "Hugging Face checkpoint id"),
     f("ollama", FieldTy::Str, "Ollama tag"),
     f("params", FieldTy::Number, "total parameters"),
-    f("active_params", FieldTy::Number, "parameters used per token (MoE)"),
+    f(
+        "active_params",
+        FieldTy::Number,
+        "parameters used per token (MoE)",
+    ),
     f("layers", FieldTy::Number, "transformer layers"),
     f("hidden", FieldTy::Number, "hidden size"),
     f("intermediate", FieldTy::Number, "MLP intermediate size"),
@@ -95,29 +123,65 @@ const MODEL: &[FieldSpec] = &[
     f("kv_heads", FieldTy::Number, "key/value heads"),
     f("head_dim", FieldTy::Number, "dimension per head"),
     f("vocab", FieldTy::Number, "vocabulary size"),
-    f("max_context", FieldTy::Q(Dim::TOKENS), "trained context window"),
+    f(
+        "max_context",
+        FieldTy::Q(Dim::TOKENS),
+        "trained context window",
+    ),
     f("attention", FieldTy::Symbol(ATTENTION), "attention kind"),
-    f("window", FieldTy::Q(Dim::TOKENS), "sliding window of local layers"),
-    f("local_layers", FieldTy::Number, "layers with sliding-window attention"),
+    f(
+        "window",
+        FieldTy::Q(Dim::TOKENS),
+        "sliding window of local layers",
+    ),
+    f(
+        "local_layers",
+        FieldTy::Number,
+        "layers with sliding-window attention",
+    ),
     f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank"),
-    f("qk_rope_dim", FieldTy::Number, "MLA decoupled RoPE dimension"),
+    f(
+        "qk_rope_dim",
+        FieldTy::Number,
+        "MLA decoupled RoPE dimension",
+    ),
     f("experts", FieldTy::Number, "MoE experts"),
-    f("experts_active", FieldTy::Number, "MoE experts used per token"),
+    f(
+        "experts_active",
+        FieldTy::Number,
+        "MoE experts used per token",
+    ),
     f("files", FieldTy::Block, "exact artifact sizes per quant"),
 ];
 
 const QUANT: &[FieldSpec] = &[
     f("bpw", FieldTy::Number, "effective bits per weight"),
     f("kind", FieldTy::Symbol(QUANT_KINDS), "format family"),
-    f("engines", FieldTy::RefList(DeclKind::Engine), "engines that run it"),
+    f(
+        "engines",
+        FieldTy::RefList(DeclKind::Engine),
+        "engines that run it",
+    ),
 ];
 
 const KV: &[FieldSpec] = &[f("bytes", FieldTy::Number, "bytes per element")];
 
 const ENGINE: &[FieldSpec] = &[
-    f("utilization", FieldTy::Ratio, "share of GPU memory the engine uses"),
-    f("overhead", FieldTy::Q(Dim::BYTES), "runtime overhead per GPU"),
-    f("overhead_ratio", FieldTy::Ratio, "extra overhead as a share of weights"),
+    f(
+        "utilization",
+        FieldTy::Ratio,
+        "share of GPU memory the engine uses",
+    ),
+    f(
+        "overhead",
+        FieldTy::Q(Dim::BYTES),
+        "runtime overhead per GPU",
+    ),
+    f(
+        "overhead_ratio",
+        FieldTy::Ratio,
+        "extra overhead as a share of weights",
+    ),
 ];
 
 const RULE: &[FieldSpec] = &[
@@ -138,15 +202,31 @@ const DEPLOYMENT: &[FieldSpec] = &[
     f("gpu", FieldTy::Ref(DeclKind::Gpu), "GPU"),
     f("count", FieldTy::Number, "tensor-parallel GPUs per replica"),
     f("replicas", FieldTy::Number, "copies of the deployment"),
-    f("memory_utilization", FieldTy::Ratio, "override of the engine's memory share"),
-    f("allow", FieldTy::RefList(DeclKind::Rule), "rules silenced here"),
+    f(
+        "memory_utilization",
+        FieldTy::Ratio,
+        "override of the engine's memory share",
+    ),
+    f(
+        "allow",
+        FieldTy::RefList(DeclKind::Rule),
+        "rules silenced here",
+    ),
     f("workload", FieldTy::Block, "traffic: rate, prompt, output"),
 ];
 
 pub const WORKLOAD: &[FieldSpec] = &[
     f("rate", FieldTy::Q(Dim::REQUEST_RATE), "requests per second"),
-    f("prompt", FieldTy::Q(Dim::TOKENS), "prompt tokens per request"),
-    f("output", FieldTy::Q(Dim::TOKENS), "output tokens per request"),
+    f(
+        "prompt",
+        FieldTy::Q(Dim::TOKENS),
+        "prompt tokens per request",
+    ),
+    f(
+        "output",
+        FieldTy::Q(Dim::TOKENS),
+        "output tokens per request",
+    ),
 ];
 
 pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
@@ -180,10 +260,17 @@ const fn p(
     deps: &'static [&'static str],
     doc: &'static str,
 ) -> Property {
-    Property { name, ty, deps, doc }
+    Property {
+        name,
+        ty,
+        deps,
+        doc,
+    }
 }
 
-const MEM: &[&str] = &["model", "quant", "context", "seqs", "kv_cache", "engine", "count"];
+const MEM: &[&str] = &[
+    "model", "quant", "context", "seqs", "kv_cache", "engine", "count",
+];
 const FIT: &[&str] = &[
     "model",
     "quant",
@@ -195,27 +282,116 @@ const FIT: &[&str] = &[
     "count",
     "memory_utilization",
 ];
-const SPEED: &[&str] = &["model", "quant", "gpu", "count", "context", "seqs", "kv_cache"];
+const SPEED: &[&str] = &[
+    "model", "quant", "gpu", "count", "context", "seqs", "kv_cache",
+];
 
 pub const PROPERTIES: &[Property] = &[
-    p("weights_memory", FieldTy::Q(Dim::BYTES), &["model", "quant"], "bytes of weights in total"),
-    p("kv_memory", FieldTy::Q(Dim::BYTES), &["model", "context", "seqs", "kv_cache"], "bytes of KV cache in total"),
-    p("overhead_memory", FieldTy::Q(Dim::BYTES), &["engine", "model", "quant", "count"], "runtime overhead per GPU"),
-    p("total_memory", FieldTy::Q(Dim::BYTES), MEM, "weights + KV + overhead on every GPU"),
-    p("memory_per_gpu", FieldTy::Q(Dim::BYTES), MEM, "what one GPU holds"),
-    p("usable_memory", FieldTy::Q(Dim::BYTES), &["gpu", "engine", "memory_utilization"], "memory the engine may use per GPU"),
-    p("utilization", FieldTy::Ratio, FIT, "memory_per_gpu / usable_memory"),
+    p(
+        "weights_memory",
+        FieldTy::Q(Dim::BYTES),
+        &["model", "quant"],
+        "bytes of weights in total",
+    ),
+    p(
+        "kv_memory",
+        FieldTy::Q(Dim::BYTES),
+        &["model", "context", "seqs", "kv_cache"],
+        "bytes of KV cache in total",
+    ),
+    p(
+        "overhead_memory",
+        FieldTy::Q(Dim::BYTES),
+        &["engine", "model", "quant", "count"],
+        "runtime overhead per GPU",
+    ),
+    p(
+        "total_memory",
+        FieldTy::Q(Dim::BYTES),
+        MEM,
+        "weights + KV + overhead on every GPU",
+    ),
+    p(
+        "memory_per_gpu",
+        FieldTy::Q(Dim::BYTES),
+        MEM,
+        "what one GPU holds",
+    ),
+    p(
+        "usable_memory",
+        FieldTy::Q(Dim::BYTES),
+        &["gpu", "engine", "memory_utilization"],
+        "memory the engine may use per GPU",
+    ),
+    p(
+        "utilization",
+        FieldTy::Ratio,
+        FIT,
+        "memory_per_gpu / usable_memory",
+    ),
     p("headroom", FieldTy::Ratio, FIT, "1 - utilization"),
-    p("fits", FieldTy::Predicate, FIT, "memory_per_gpu <= usable_memory"),
-    p("max_context", FieldTy::Q(Dim::TOKENS), FIT, "largest context that fits, capped at the model's window"),
-    p("fit_advice", FieldTy::Str, FIT, "the concrete change that makes the deployment fit (or leaves more room)"),
-    p("decode_tps", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s per sequence"),
-    p("throughput", FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s of all sequences"),
-    p("prefill_tps", FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "prompt tokens/s"),
-    p("ttft", FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "time to first token"),
-    p("cost_per_hour", FieldTy::Q(Dim::HOURLY), &["gpu", "count", "replicas"], "price of the GPUs per hour"),
-    p("cost_per_mtok", FieldTy::Q(Dim::PER_TOKEN), &["gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache"], "price per generated token"),
-    p("quant_runs_on_engine", FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format"),
+    p(
+        "fits",
+        FieldTy::Predicate,
+        FIT,
+        "memory_per_gpu <= usable_memory",
+    ),
+    p(
+        "max_context",
+        FieldTy::Q(Dim::TOKENS),
+        FIT,
+        "largest context that fits, capped at the model's window",
+    ),
+    p(
+        "fit_advice",
+        FieldTy::Str,
+        FIT,
+        "the concrete change that makes the deployment fit (or leaves more room)",
+    ),
+    p(
+        "decode_tps",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        SPEED,
+        "decode tokens/s per sequence",
+    ),
+    p(
+        "throughput",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        SPEED,
+        "decode tokens/s of all sequences",
+    ),
+    p(
+        "prefill_tps",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        &["model", "gpu", "count"],
+        "prompt tokens/s",
+    ),
+    p(
+        "ttft",
+        FieldTy::Q(Dim::SECONDS),
+        &["model", "gpu", "count", "workload", "context"],
+        "time to first token",
+    ),
+    p(
+        "cost_per_hour",
+        FieldTy::Q(Dim::HOURLY),
+        &["gpu", "count", "replicas"],
+        "price of the GPUs per hour",
+    ),
+    p(
+        "cost_per_mtok",
+        FieldTy::Q(Dim::PER_TOKEN),
+        &[
+            "gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache",
+        ],
+        "price per generated token",
+    ),
+    p(
+        "quant_runs_on_engine",
+        FieldTy::Predicate,
+        &["quant", "engine"],
+        "the engine runs the weight format",
+    ),
 ];
 
 pub fn property(name: &str) -> Option<&'static Property> {

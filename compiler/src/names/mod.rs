@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::{self, DeclKey, Db, SourceFile};
+use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::syntax::ast::DeclKind;
 
@@ -84,7 +84,8 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
             if first.file(db) != file && !second.file(db).is_stdlib(db) {
                 let via = db::imports(db, file).iter().find(|import| {
                     import.file.is_some_and(|target| {
-                        target == second.file(db) || db::reachable(db, target).contains(&second.file(db))
+                        target == second.file(db)
+                            || db::reachable(db, target).contains(&second.file(db))
                     })
                 });
                 if let Some(import) = via {
@@ -137,7 +138,9 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                 )
                 .label("defined again here")
                 .with_label(name_loc(*first), "first defined here")
-                .help(format!("rename one of them or remove the second `{kind} {name}`")),
+                .help(format!(
+                    "rename one of them or remove the second `{kind} {name}`"
+                )),
             );
         }
     }
@@ -151,7 +154,9 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                     loc,
                 )
                 .label("imported here")
-                .help("imports are relative to this file's folder; check the path and the file name"),
+                .help(
+                    "imports are relative to this file's folder; check the path and the file name",
+                ),
             ),
             Some(target) => {
                 if target == file || db::reachable(db, target).contains(&file) {
@@ -164,14 +169,11 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                         )
                     };
                     diags.push(
-                        Diag::new(
-                            "deploy::name::import_cycle",
-                            Severity::Error,
-                            message,
-                            loc,
-                        )
-                        .label("cycle starts here")
-                        .help("move the shared declarations into a third file that both import"),
+                        Diag::new("deploy::name::import_cycle", Severity::Error, message, loc)
+                            .label("cycle starts here")
+                            .help(
+                                "move the shared declarations into a third file that both import",
+                            ),
                     );
                 }
             }

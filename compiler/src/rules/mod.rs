@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::db::{self, DeclKey, Db};
+use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::deployment::DeploymentEnv;
 use crate::eval::schema::{field_spec, property};
@@ -13,7 +13,12 @@ use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, Expr, Require};
 
 /// The requires and objectives of a deployment that cannot be evaluated (holes,
 /// unresolved fields) are still checked for names, units and types.
-pub fn check_statically<'db>(scope: &Scope<'db>, key: DeclKey<'db>, decl: &Decl, diags: &mut Vec<Diag<'db>>) {
+pub fn check_statically<'db>(
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    diags: &mut Vec<Diag<'db>>,
+) {
     let mut checker = Checker {
         scope,
         anchor: key,
@@ -99,14 +104,21 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
         Some(Value::Ref(_, entry)) => env.field_of(kind, entry, name).map(|v| v.display()),
         _ => None,
     };
-    let value = env.fields.get(field).map(Value::display).unwrap_or_default();
+    let value = env
+        .fields
+        .get(field)
+        .map(Value::display)
+        .unwrap_or_default();
     match field {
         "model" => format!("{value}: weights {}", prop("weights_memory")),
         "quant" => match entry_field(DeclKind::Quant, "quant", "bpw") {
             Some(bpw) => format!("{bpw} bits per weight"),
             None => value,
         },
-        "context" => format!("{value} tokens per sequence: KV cache {}", prop("kv_memory")),
+        "context" => format!(
+            "{value} tokens per sequence: KV cache {}",
+            prop("kv_memory")
+        ),
         "seqs" if value == "1" => "1 sequence".to_string(),
         "seqs" => format!("{value} sequences share the KV cache"),
         "kv_cache" => match entry_field(DeclKind::Kv, "kv_cache", "bytes") {
@@ -155,7 +167,12 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     }
 }
 
-fn eval_problem<'db>(key: DeclKey<'db>, error: EvalError, at: Loc<'db>, what: &str) -> Option<Diag<'db>> {
+fn eval_problem<'db>(
+    key: DeclKey<'db>,
+    error: EvalError,
+    at: Loc<'db>,
+    what: &str,
+) -> Option<Diag<'db>> {
     match error {
         EvalError::Missing(missing) => {
             let help = if missing.contains("workload") {
@@ -174,9 +191,13 @@ fn eval_problem<'db>(key: DeclKey<'db>, error: EvalError, at: Loc<'db>, what: &s
             )
         }
         EvalError::DivisionByZero(span) => Some(
-            Diag::error("deploy::eval::division_by_zero", format!("{what} divides by zero"), Loc::Decl(key, span))
-                .label("this is zero")
-                .help("guard the division or divide by a figure that cannot be zero"),
+            Diag::error(
+                "deploy::eval::division_by_zero",
+                format!("{what} divides by zero"),
+                Loc::Decl(key, span),
+            )
+            .label("this is zero")
+            .help("guard the division or divide by a figure that cannot be zero"),
         ),
         EvalError::Invalid => None,
     }
@@ -214,16 +235,25 @@ fn check_require<'db>(
                 ),
             };
             let labels = field_labels(key, decl, env, &[&require.cond]);
-            let fields: Vec<String> = labels.iter().map(|(_, _, name)| format!("`{name}`")).collect();
+            let fields: Vec<String> = labels
+                .iter()
+                .map(|(_, _, name)| format!("`{name}`"))
+                .collect();
             let help = if fields.is_empty() {
                 "change the deployment so this holds, or relax the bound".to_string()
             } else {
-                format!("this depends on {}: change one of them, or relax the bound", fields.join(", "))
+                format!(
+                    "this depends on {}: change one of them, or relax the bound",
+                    fields.join(", ")
+                )
             };
             let mut diag = Diag::error("deploy::require::failed", message, at)
                 .label("this does not hold")
                 .help(help);
-            diag.labels = labels.into_iter().map(|(loc, text, _)| (loc, text)).collect();
+            diag.labels = labels
+                .into_iter()
+                .map(|(loc, text, _)| (loc, text))
+                .collect();
             Some(diag)
         }
         Err(error) => eval_problem(key, error, at, "this require"),
@@ -265,7 +295,12 @@ pub fn check<'db>(
     // A rule that `extends` another replaces it.
     let replaced: BTreeSet<String> = rules
         .iter()
-        .flat_map(|rule| db::entry(db, *rule).ancestors.iter().map(|a| a.name(db).clone()))
+        .flat_map(|rule| {
+            db::entry(db, *rule)
+                .ancestors
+                .iter()
+                .map(|a| a.name(db).clone())
+        })
         .collect();
     let mut reported_missing = false;
     for rule in rules {

@@ -46,7 +46,9 @@ impl DeclKind {
     }
 
     pub fn from_keyword(text: &str) -> Option<DeclKind> {
-        DeclKind::ALL.into_iter().find(|kind| kind.keyword() == text)
+        DeclKind::ALL
+            .into_iter()
+            .find(|kind| kind.keyword() == text)
     }
 
     /// How the kind reads in a sentence ("a GPU", "a KV-cache dtype").
@@ -222,7 +224,10 @@ impl BinaryOp {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     /// A number or quantity literal; `text` is the source spelling, kept for the formatter.
-    Literal { text: String, value: Quantity },
+    Literal {
+        text: String,
+        value: Quantity,
+    },
     Str(StrLit),
     Name(String),
     /// `?`: any catalog entry of the field's kind.

@@ -499,7 +499,11 @@ fn trim_end(text: &str, start: usize, mut end: usize) -> usize {
     loop {
         let trimmed = text[start..end].trim_end_matches([' ', '\t', '\r', '\n', ';']);
         end = start + trimmed.len();
-        let line_start = text[..end].rfind('\n').map(|i| i + 1).unwrap_or(0).max(start);
+        let line_start = text[..end]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0)
+            .max(start);
         match comment_start(&text[line_start..end]) {
             Some(at) => end = line_start + at,
             None => return end,

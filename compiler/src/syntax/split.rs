@@ -54,9 +54,8 @@ pub fn split(text: &str) -> Vec<Chunk> {
     for line in text.split_inclusive('\n') {
         let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
         let rest = &line[indent..];
-        let is_boundary = line_start > chunk_start
-            && starts_declaration(rest)
-            && (indent == 0 || depth == 0);
+        let is_boundary =
+            line_start > chunk_start && starts_declaration(rest) && (indent == 0 || depth == 0);
         if is_boundary {
             let boundary = doc_run_start.unwrap_or(line_start);
             if boundary > chunk_start {

@@ -196,7 +196,7 @@ impl Num {
         }
     }
 
-    pub fn add(self, other: Num) -> Num {
+    pub fn plus(self, other: Num) -> Num {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => a.checked_add(b).map(Num::Int),
             _ => None,
@@ -204,7 +204,7 @@ impl Num {
         .unwrap_or_else(|| Num::Real(self.as_f64() + other.as_f64()))
     }
 
-    pub fn sub(self, other: Num) -> Num {
+    pub fn minus(self, other: Num) -> Num {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => a.checked_sub(b).map(Num::Int),
             _ => None,
@@ -212,7 +212,7 @@ impl Num {
         .unwrap_or_else(|| Num::Real(self.as_f64() - other.as_f64()))
     }
 
-    pub fn mul(self, other: Num) -> Num {
+    pub fn times(self, other: Num) -> Num {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => a.checked_mul(b).map(Num::Int),
             _ => None,
@@ -221,7 +221,7 @@ impl Num {
     }
 
     /// Division; `None` when dividing by zero.
-    pub fn div(self, other: Num) -> Option<Num> {
+    pub fn over(self, other: Num) -> Option<Num> {
         if other.as_f64() == 0.0 {
             return None;
         }
@@ -231,7 +231,7 @@ impl Num {
         })
     }
 
-    pub fn neg(self) -> Num {
+    pub fn negate(self) -> Num {
         match self {
             Num::Int(value) => Num::Int(-value),
             Num::Real(value) => Num::Real(-value),
@@ -317,8 +317,8 @@ pub fn parse_number(text: &str) -> Num {
 pub fn literal(number: &str, suffix: Option<&str>, unit_text: Option<&str>) -> Option<Quantity> {
     let mut num = parse_number(number);
     match suffix {
-        Some("k") => num = num.mul(Num::Int(1024)),
-        Some("M") => num = num.mul(Num::Int(1024 * 1024)),
+        Some("k") => num = num.times(Num::Int(1024)),
+        Some("M") => num = num.times(Num::Int(1024 * 1024)),
         _ => {}
     }
     let Some(unit_text) = unit_text else {
@@ -326,7 +326,7 @@ pub fn literal(number: &str, suffix: Option<&str>, unit_text: Option<&str>) -> O
     };
     let def = UNITS.iter().find(|unit| unit.text == unit_text)?;
     Some(Quantity {
-        num: num.mul(def.factor),
+        num: num.times(def.factor),
         dim: def.dim,
         percent: unit_text == "%",
     })
@@ -334,11 +334,13 @@ pub fn literal(number: &str, suffix: Option<&str>, unit_text: Option<&str>) -> O
 
 /// Builds a money literal: `$329`, `$1.20/h`, `$0.50/Mtok`.
 pub fn money(number: &str, suffix: Option<&str>, per: Option<&str>) -> Quantity {
-    let base = literal(number, suffix, None).map(|q| q.num).unwrap_or(Num::Int(0));
+    let base = literal(number, suffix, None)
+        .map(|q| q.num)
+        .unwrap_or(Num::Int(0));
     let (num, dim) = match per {
-        Some("h") => (base.div(Num::Int(3600)).unwrap_or(base), Dim::HOURLY),
+        Some("h") => (base.over(Num::Int(3600)).unwrap_or(base), Dim::HOURLY),
         Some("Mtok") => (
-            base.div(Num::Int(1_000_000)).unwrap_or(base),
+            base.over(Num::Int(1_000_000)).unwrap_or(base),
             Dim::PER_TOKEN,
         ),
         _ => (base, Dim::DOLLARS),
@@ -412,7 +414,9 @@ impl Quantity {
             }
             d if d == Dim::BYTES => bytes(self.num),
             d if d == Dim::TOKENS => match self.num.round_to_int() {
-                Some(int) if int >= 1024 && int % 1024 == 0 => format!("{}k", group(int / 1024)),
+                Some(int) if int >= 1024 && int.unsigned_abs().is_multiple_of(1024) => {
+                    format!("{}k", group(int / 1024))
+                }
                 Some(int) if self.num.as_f64().fract() == 0.0 => group(int),
                 _ => trim(value, 1),
             },
@@ -476,16 +480,12 @@ fn group(value: i128) -> String {
     let digits = value.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
-    if value < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
+    if value < 0 { format!("-{out}") } else { out }
 }
 
 #[cfg(test)]
@@ -494,16 +494,34 @@ mod tests {
 
     #[test]
     fn binary_and_decimal_bytes_are_exact() {
-        assert_eq!(literal("12", None, Some("GiB")).unwrap().num, Num::Int(12 << 30));
-        assert_eq!(literal("12", None, Some("GB")).unwrap().num, Num::Int(12_000_000_000));
-        assert_eq!(literal("1.5", None, Some("GiB")).unwrap().num, Num::Int(1_610_612_736));
-        assert_eq!(literal("9_400_279_040", None, None).unwrap().num, Num::Int(9_400_279_040));
+        assert_eq!(
+            literal("12", None, Some("GiB")).unwrap().num,
+            Num::Int(12 << 30)
+        );
+        assert_eq!(
+            literal("12", None, Some("GB")).unwrap().num,
+            Num::Int(12_000_000_000)
+        );
+        assert_eq!(
+            literal("1.5", None, Some("GiB")).unwrap().num,
+            Num::Int(1_610_612_736)
+        );
+        assert_eq!(
+            literal("9_400_279_040", None, None).unwrap().num,
+            Num::Int(9_400_279_040)
+        );
     }
 
     #[test]
     fn context_suffixes_are_binary() {
-        assert_eq!(literal("32", Some("k"), None).unwrap().num, Num::Int(32_768));
-        assert_eq!(literal("1", Some("M"), None).unwrap().num, Num::Int(1_048_576));
+        assert_eq!(
+            literal("32", Some("k"), None).unwrap().num,
+            Num::Int(32_768)
+        );
+        assert_eq!(
+            literal("1", Some("M"), None).unwrap().num,
+            Num::Int(1_048_576)
+        );
     }
 
     #[test]
@@ -513,10 +531,16 @@ mod tests {
         assert_eq!(hourly.display(), "$1.20/h");
         assert_eq!(money("0.50", None, Some("Mtok")).display(), "$0.50/Mtok");
         assert_eq!(money("329", None, None).display(), "$329.00");
-        assert_eq!(literal("864", None, Some("GB/s")).unwrap().display(), "864 GB/s");
+        assert_eq!(
+            literal("864", None, Some("GB/s")).unwrap().display(),
+            "864 GB/s"
+        );
         assert_eq!(literal("30", None, Some("ms")).unwrap().display(), "30 ms");
         assert_eq!(literal("95", None, Some("%")).unwrap().display(), "95%");
-        assert_eq!(literal("32", Some("k"), Some("tokens")).unwrap().display(), "32k");
+        assert_eq!(
+            literal("32", Some("k"), Some("tokens")).unwrap().display(),
+            "32k"
+        );
     }
 
     #[test]

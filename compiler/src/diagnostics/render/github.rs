@@ -4,7 +4,9 @@ use crate::diagnostics::{Report, Severity};
 
 /// Escapes the message part of a workflow command.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a property value of a workflow command.

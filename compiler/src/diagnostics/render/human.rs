@@ -29,7 +29,9 @@ struct Related {
 
 impl fmt::Debug for Shown {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shown").field("code", &self.diag.code).finish()
+        f.debug_struct("Shown")
+            .field("code", &self.diag.code)
+            .finish()
     }
 }
 
@@ -73,7 +75,9 @@ impl MietteDiagnostic for Shown {
         if self.related.is_empty() {
             return None;
         }
-        Some(Box::new(self.related.iter().map(|r| r as &dyn MietteDiagnostic)))
+        Some(Box::new(
+            self.related.iter().map(|r| r as &dyn MietteDiagnostic),
+        ))
     }
 }
 
@@ -130,7 +134,11 @@ fn summary_line(summary: &crate::db::DeploymentSummary) -> String {
     let Some(fits) = figure("fits") else {
         return format!("{} ({location}): not evaluated", summary.name);
     };
-    let mut parts = vec![if fits == "true" { "fits".to_string() } else { "does not fit".to_string() }];
+    let mut parts = vec![if fits == "true" {
+        "fits".to_string()
+    } else {
+        "does not fit".to_string()
+    }];
     if let (Some(need), Some(usable), Some(share)) = (
         figure("memory_per_gpu"),
         figure("usable_memory"),

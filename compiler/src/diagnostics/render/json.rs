@@ -34,7 +34,8 @@ pub fn render(report: &Report<'_>, files: usize) -> String {
             infos,
         },
     };
-    let mut text = serde_json::to_string_pretty(&output).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut text =
+        serde_json::to_string_pretty(&output).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
     text
 }

@@ -24,7 +24,12 @@ pub struct HumanOptions {
 }
 
 /// Renders a report in a format; `files` is the number of files checked.
-pub fn render(format: OutputFormat, report: &Report<'_>, files: usize, human: HumanOptions) -> String {
+pub fn render(
+    format: OutputFormat,
+    report: &Report<'_>,
+    files: usize,
+    human: HumanOptions,
+) -> String {
     match format {
         OutputFormat::Human => human::render(report, files, human),
         OutputFormat::Json => json::render(report, files),

@@ -10,7 +10,14 @@ use serde_sarif::sarif::{
 use crate::diagnostics::codes::CODES;
 use crate::diagnostics::{Report, Severity};
 
-fn location(file: &std::path::Path, line: usize, column: usize, end_line: usize, end_column: usize, message: Option<&str>) -> Location {
+fn location(
+    file: &std::path::Path,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    message: Option<&str>,
+) -> Location {
     let region = Region::builder()
         .start_line(line as i64)
         .start_column(column as i64)
@@ -62,9 +69,25 @@ pub fn render(report: &Report<'_>) -> String {
         let related: Vec<Location> = diag
             .labels
             .iter()
-            .map(|l| location(&l.file, l.line, l.column, l.end_line, l.end_column, Some(&l.message)))
+            .map(|l| {
+                location(
+                    &l.file,
+                    l.line,
+                    l.column,
+                    l.end_line,
+                    l.end_column,
+                    Some(&l.message),
+                )
+            })
             .collect();
-        let primary = location(&diag.file, diag.line, diag.column, diag.end_line, diag.end_column, None);
+        let primary = location(
+            &diag.file,
+            diag.line,
+            diag.column,
+            diag.end_line,
+            diag.end_column,
+            None,
+        );
         let result = SarifResult::builder()
             .rule_id(diag.code.clone())
             .level(level)
