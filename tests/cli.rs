@@ -155,13 +155,24 @@ fn json_lists_deployment_figures() {
 #[test]
 fn readme_example_output_is_real() {
     let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
-    let section = readme.split("## An example").nth(1).expect("README has an example");
+    let section = readme
+        .split("## An example")
+        .nth(1)
+        .expect("README has an example");
     let blocks: Vec<&str> = section.split("```").collect();
-    let (source, expected) = (blocks[1].trim_start_matches('\n'), blocks[3].trim_start_matches('\n'));
+    let (source, expected) = (
+        blocks[1].trim_start_matches('\n'),
+        blocks[3].trim_start_matches('\n'),
+    );
     let dir = scratch("readme");
     std::fs::write(dir.join("too-big.deploy"), source).unwrap();
     let output = deployfit_in(&dir, &["check", "too-big.deploy"]);
     assert_eq!(output.status.code(), Some(1));
-    let trim = |text: &str| text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n");
+    let trim = |text: &str| {
+        text.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     assert_eq!(trim(&stdout(&output)), trim(expected));
 }
