@@ -48,7 +48,10 @@ fn every_prefix_of_every_example_checks_without_panicking() {
                     "{}: {diag:?}",
                     path.display()
                 );
-                assert!(diag.span.end as usize <= end.max(1), "span inside the text");
+                assert!(
+                    diag.location.span.end as usize <= end.max(1),
+                    "span inside the text"
+                );
             }
             checked += 1;
         }

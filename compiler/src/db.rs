@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::diagnostics::{Diag, Diagnostic, Label, Loc};
+use crate::diagnostics::{Diag, Diagnostic, Label, Loc, Location};
 use crate::eval;
 use crate::names::{self, Scope};
 use crate::span::{LineIndex, Span};
@@ -335,12 +335,14 @@ fn finish_label(db: &dyn Db, loc: Loc<'_>, message: &str) -> Label {
     let (line, column) = index.line_col(text, span.start);
     let (end_line, end_column) = index.line_col(text, span.end);
     Label {
-        file: file.path(db).clone(),
-        span,
-        line,
-        column,
-        end_line,
-        end_column,
+        location: Location {
+            file: file.path(db).clone(),
+            span,
+            line,
+            column,
+            end_line,
+            end_column,
+        },
         message: message.to_string(),
     }
 }
@@ -355,12 +357,7 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 code: diag.code.clone(),
                 severity: diag.severity,
                 message: diag.message.clone(),
-                file: primary.file,
-                span: primary.span,
-                line: primary.line,
-                column: primary.column,
-                end_line: primary.end_line,
-                end_column: primary.end_column,
+                location: primary.location,
                 label: diag.label.clone(),
                 labels: diag
                     .labels
@@ -371,7 +368,7 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             }
         })
         .collect();
-    out.sort_by(|a, b| (a.span.start, &a.code).cmp(&(b.span.start, &b.code)));
+    out.sort_by(|a, b| (a.location.span.start, &a.code).cmp(&(b.location.span.start, &b.code)));
     out.dedup();
     out
 }

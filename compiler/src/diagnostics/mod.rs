@@ -92,27 +92,31 @@ pub struct Diagnostic {
     pub code: String,
     pub severity: Severity,
     pub message: String,
-    pub file: PathBuf,
-    pub span: Span,
-    pub line: usize,
-    pub column: usize,
-    pub end_line: usize,
-    pub end_column: usize,
+    #[serde(flatten)]
+    pub location: Location,
     /// The text under the primary span's caret.
     pub label: String,
     pub labels: Vec<Label>,
     pub help: Option<String>,
 }
 
-/// A secondary location: a field that contributed, the other definition of a name.
+/// A place in a file: byte span, and 1-based lines and columns (in characters); the
+/// end is exclusive.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Label {
+pub struct Location {
     pub file: PathBuf,
     pub span: Span,
     pub line: usize,
     pub column: usize,
     pub end_line: usize,
     pub end_column: usize,
+}
+
+/// A secondary location: a field that contributed, the other definition of a name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Label {
+    #[serde(flatten)]
+    pub location: Location,
     pub message: String,
 }
 

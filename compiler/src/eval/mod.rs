@@ -338,6 +338,19 @@ impl<'db> Checker<'_, 'db> {
         }
     }
 
+    fn not_quantities(&mut self, expr: &Expr, op: BinaryOp, left: Ty, right: Ty) -> Option<Ty> {
+        self.mismatch(
+            expr.span,
+            format!(
+                "`{}` needs quantities, not {} and {}",
+                op.symbol(),
+                left.describe(),
+                right.describe()
+            ),
+        );
+        None
+    }
+
     fn mismatch(&mut self, span: Span, message: String) {
         self.diags.push(
             Diag::error("deploy::type::mismatch", message, self.loc(span))
@@ -476,18 +489,7 @@ impl<'db> Checker<'_, 'db> {
                     );
                     None
                 }
-                (a, b) => {
-                    self.mismatch(
-                        expr.span,
-                        format!(
-                            "`{}` needs quantities, not {} and {}",
-                            op.symbol(),
-                            a.describe(),
-                            b.describe()
-                        ),
-                    );
-                    None
-                }
+                (a, b) => self.not_quantities(expr, op, a, b),
             },
             BinaryOp::Mul | BinaryOp::Div => match (left, right) {
                 (Ty::Q(a), Ty::Q(b)) => Some(Ty::Q(if op == BinaryOp::Mul {
@@ -495,18 +497,7 @@ impl<'db> Checker<'_, 'db> {
                 } else {
                     a.div(b)
                 })),
-                (a, b) => {
-                    self.mismatch(
-                        expr.span,
-                        format!(
-                            "`{}` needs quantities, not {} and {}",
-                            op.symbol(),
-                            a.describe(),
-                            b.describe()
-                        ),
-                    );
-                    None
-                }
+                (a, b) => self.not_quantities(expr, op, a, b),
             },
         }
     }

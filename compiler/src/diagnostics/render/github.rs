@@ -29,11 +29,11 @@ pub fn render(report: &Report<'_>) -> String {
         }
         out.push_str(&format!(
             "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
-            escape_property(&diag.file.display().to_string()),
-            diag.line,
-            diag.column,
-            diag.end_line,
-            diag.end_column,
+            escape_property(&diag.location.file.display().to_string()),
+            diag.location.line,
+            diag.location.column,
+            diag.location.end_line,
+            diag.location.end_column,
             escape_property(&diag.code),
             escape_data(&message),
         ));

@@ -169,22 +169,23 @@ pub fn render(report: &Report<'_>, files: usize, options: HumanOptions) -> Strin
         .with_links(false);
     let mut out = String::new();
     for diag in report.diagnostics {
-        let mut labels = vec![labeled(&diag.label, diag.span, true)];
+        let mut labels = vec![labeled(&diag.label, diag.location.span, true)];
         let mut related = Vec::new();
         for label in &diag.labels {
-            if label.file == diag.file {
-                labels.push(labeled(&label.message, label.span, false));
+            let place = &label.location;
+            if place.file == diag.location.file {
+                labels.push(labeled(&label.message, place.span, false));
             } else {
                 related.push(Related {
-                    message: format!("{}: {}", label.file.display(), label.message),
-                    source: named(&label.file, (report.source)(&label.file)),
-                    span: labeled(&label.message, label.span, false),
+                    message: format!("{}: {}", place.file.display(), label.message),
+                    source: named(&place.file, (report.source)(&place.file)),
+                    span: labeled(&label.message, place.span, false),
                 });
             }
         }
         let shown = Shown {
             diag: diag.clone(),
-            source: named(&diag.file, (report.source)(&diag.file)),
+            source: named(&diag.location.file, (report.source)(&diag.location.file)),
             labels,
             related,
         };

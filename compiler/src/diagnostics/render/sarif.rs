@@ -8,26 +8,19 @@ use serde_sarif::sarif::{
 };
 
 use crate::diagnostics::codes::CODES;
-use crate::diagnostics::{Report, Severity};
+use crate::diagnostics::{Location as Place, Report, Severity};
 
-fn location(
-    file: &std::path::Path,
-    line: usize,
-    column: usize,
-    end_line: usize,
-    end_column: usize,
-    message: Option<&str>,
-) -> Location {
+fn location(place: &Place, message: Option<&str>) -> Location {
     let region = Region::builder()
-        .start_line(line as i64)
-        .start_column(column as i64)
-        .end_line(end_line as i64)
-        .end_column(end_column as i64)
+        .start_line(place.line as i64)
+        .start_column(place.column as i64)
+        .end_line(place.end_line as i64)
+        .end_column(place.end_column as i64)
         .build();
     let physical = PhysicalLocation::builder()
         .artifact_location(
             ArtifactLocation::builder()
-                .uri(file.to_string_lossy().replace('\\', "/"))
+                .uri(place.file.to_string_lossy().replace('\\', "/"))
                 .build(),
         )
         .region(region)
@@ -69,25 +62,9 @@ pub fn render(report: &Report<'_>) -> String {
         let related: Vec<Location> = diag
             .labels
             .iter()
-            .map(|l| {
-                location(
-                    &l.file,
-                    l.line,
-                    l.column,
-                    l.end_line,
-                    l.end_column,
-                    Some(&l.message),
-                )
-            })
+            .map(|l| location(&l.location, Some(&l.message)))
             .collect();
-        let primary = location(
-            &diag.file,
-            diag.line,
-            diag.column,
-            diag.end_line,
-            diag.end_column,
-            None,
-        );
+        let primary = location(&diag.location, None);
         let result = SarifResult::builder()
             .rule_id(diag.code.clone())
             .level(level)
