@@ -1,6 +1,8 @@
 //! The `deployfit` command line: argument parsing and rendering only; every analysis
 //! goes through `deployfit_compiler::Workspace`.
 
+mod explain;
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +36,16 @@ enum Command {
         #[arg(long, value_enum)]
         deny: Vec<Deny>,
     },
+    /// Explain the memory of each deployment in a file: weights, KV cache, overhead, fit.
+    Explain {
+        /// The .deploy file.
+        file: PathBuf,
+        /// Only this deployment.
+        #[arg(long)]
+        deployment: Option<String>,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt {
         /// Files or directories. Default: the current directory.
@@ -50,6 +62,12 @@ enum Format {
     Json,
     Github,
     Sarif,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum TableFormat {
+    Table,
+    Json,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -77,6 +95,11 @@ fn main() -> ExitCode {
             deny,
         } => check(paths, format, deny.contains(&Deny::Warnings)),
         Command::Fmt { paths, check } => format_files(paths, check),
+        Command::Explain {
+            file,
+            deployment,
+            format,
+        } => explain_file(&file, deployment.as_deref(), format),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -178,6 +201,65 @@ fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8,
         .and_then(|_| lock.flush())
         .map_err(|e| format!("cannot write the report: {e}"))?;
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    Ok(if failed { EXIT_PROBLEMS } else { 0 })
+}
+
+fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<u8, String> {
+    let mut workspace = Workspace::new();
+    let file = workspace
+        .load(path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut results = workspace.explain(file);
+    if let Some(name) = only {
+        let names: Vec<String> = results
+            .iter()
+            .map(|r| match r {
+                Ok(e) => e.deployment.clone(),
+                Err(n) => n.deployment.clone(),
+            })
+            .collect();
+        if !names.iter().any(|n| n == name) {
+            let hint = deployfit_compiler::names::closest(name, names.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Err(format!(
+                "`{}` has no deployment `{name}`{hint}",
+                path.display()
+            ));
+        }
+        results.retain(|r| match r {
+            Ok(e) => e.deployment == name,
+            Err(n) => n.deployment == name,
+        });
+    }
+    let failed = results.iter().any(Result::is_err);
+    let text = match format {
+        TableFormat::Json => {
+            let explained: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            let mut text = serde_json::to_string_pretty(&explained)
+                .map_err(|e| format!("cannot write JSON: {e}"))?;
+            text.push('\n');
+            text
+        }
+        TableFormat::Table => results
+            .iter()
+            .map(|r| match r {
+                Ok(e) => explain::table(e),
+                Err(n) => format!(
+                    "{} ({}:{}): not evaluated; run `deployfit check {}` for the reasons\n",
+                    n.deployment,
+                    path.display(),
+                    n.line,
+                    path.display()
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    print!("{text}");
+    if failed {
+        eprintln!("some deployments could not be evaluated; `deployfit check` says why");
+    }
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
 }
 

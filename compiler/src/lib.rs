@@ -7,6 +7,7 @@
 pub mod db;
 pub mod diagnostics;
 pub mod eval;
+pub mod explain;
 pub mod fmt;
 pub mod names;
 pub mod rules;

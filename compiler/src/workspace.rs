@@ -137,6 +137,14 @@ impl Workspace {
         db::deployment_summaries(&self.db, file)
     }
 
+    /// The memory breakdown of every deployment of a file.
+    pub fn explain(
+        &self,
+        file: SourceFile,
+    ) -> Vec<Result<crate::explain::Explanation, crate::explain::NotEvaluated>> {
+        crate::explain::explain(&self.db, file)
+    }
+
     /// The text of a loaded file or a stdlib file, for renderers.
     pub fn source(&self, path: &Path) -> Option<Arc<str>> {
         let project = self.db.project();

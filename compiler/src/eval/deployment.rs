@@ -17,7 +17,26 @@ use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
 pub struct DeploymentResult<'db> {
     /// The deployment's figures, when its fields resolved.
     pub props: Option<BTreeMap<String, Result<Value, EvalError>>>,
+    /// The memory breakdown in exact bytes, when memory could be estimated.
+    pub breakdown: Option<memory::Breakdown>,
+    /// The catalog entries and numbers the figures were computed from.
+    pub setup: Option<Setup>,
     pub diags: Vec<Diag<'db>>,
+}
+
+/// What a deployment resolved to: entry names and the numbers that were used.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Setup {
+    pub model: String,
+    pub quant: String,
+    pub kv_cache: String,
+    pub engine: String,
+    pub gpu: String,
+    pub count: u64,
+    pub context: u64,
+    pub seqs: u64,
+    pub replicas: u64,
+    pub memory_utilization: Option<u64>,
 }
 
 /// What expressions over a deployment read: its properties, its fields, the catalog.
@@ -63,6 +82,8 @@ fn model_by_alias<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Optio
 pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db> {
     let mut result = DeploymentResult {
         props: None,
+        breakdown: None,
+        setup: None,
         diags: Vec::new(),
     };
     let Some(decl) = db::decl(db, key) else {
@@ -158,13 +179,37 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
             Some(Value::Q(q)) => Some(q.value()),
             _ => None,
         },
+        theoretical_weights: false,
         prompt: resolved
             .workload
             .get("prompt")
             .and_then(Value::quantity)
             .map(|q| q.value()),
     };
-    let props = memory::estimate(&inputs);
+    let estimate = memory::estimate(&inputs);
+    let mut props = estimate.props;
+    if props.get("fits") == Some(&Ok(Value::Bool(false))) {
+        let alternatives = alternatives(db, scope, &inputs);
+        if let Some(Ok(Value::Str(advice))) = props.get_mut("fit_advice")
+            && !alternatives.is_empty()
+        {
+            advice.push_str("; or ");
+            advice.push_str(&alternatives.join("; or "));
+        }
+    }
+    result.setup = Some(Setup {
+        model: model.clone(),
+        quant: quant.clone(),
+        kv_cache: kv.clone(),
+        engine: engine.clone(),
+        gpu: gpu.clone(),
+        count: inputs.count,
+        context: inputs.context,
+        seqs: inputs.seqs,
+        replicas: inputs.replicas,
+        memory_utilization: inputs.memory_utilization.map(|u| (u * 100.0).round() as u64),
+    });
+    result.breakdown = estimate.breakdown;
     let mut fields = resolved.fields;
     for (name, value) in [
         ("seqs", inputs.seqs),
@@ -195,6 +240,57 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     rules::check(db, scope, key, &decl, &env, diags);
     result.props = Some(props.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
     result
+}
+
+/// Changes that make a deployment that does not fit fit, found in the catalog: the
+/// largest weight format below the current one that runs on the engine, and the cheapest
+/// priced GPU (same count).
+fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let current_bpw = inputs.quant.number("bpw").unwrap_or(f64::INFINITY);
+    let mut quants: Vec<(f64, &str, &Entry<'_>)> = scope
+        .names(DeclKind::Quant)
+        .map(|(name, key)| (name, db::entry(db, key)))
+        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (bpw, name, entry)))
+        .filter(|(bpw, _, _)| *bpw < current_bpw)
+        .collect();
+    quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    for (bpw, name, entry) in quants {
+        let runs = match entry.fields.get("engines") {
+            Some(Value::List(engines)) => engines
+                .iter()
+                .any(|e| matches!(e, Value::Ref(_, n) if n == inputs.engine_name)),
+            _ => true,
+        };
+        let variant = Inputs {
+            quant: entry,
+            quant_name: name,
+            ..*inputs
+        };
+        if runs && memory::fits(&variant) == Some(true) {
+            out.push(format!("quant = {name} ({bpw} bits per weight) fits"));
+            break;
+        }
+    }
+    let mut gpus: Vec<(f64, &str, &Entry<'_>)> = scope
+        .names(DeclKind::Gpu)
+        .map(|(name, key)| (name, db::entry(db, key)))
+        .filter_map(|(name, entry)| entry.number("price").map(|price| (price, name, entry)))
+        .collect();
+    gpus.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
+    for (price, name, entry) in gpus {
+        let variant = Inputs {
+            gpu: entry,
+            gpu_name: name,
+            ..*inputs
+        };
+        if name != inputs.gpu_name && memory::fits(&variant) == Some(true) {
+            let hourly = crate::units::Quantity::real(price, crate::units::Dim::HOURLY).display();
+            out.push(format!("gpu = {name} fits, the cheapest that does at {hourly} per GPU"));
+            break;
+        }
+    }
+    out
 }
 
 /// The deployment's fields as values.

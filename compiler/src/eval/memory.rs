@@ -28,6 +28,9 @@ pub struct Inputs<'a, 'db> {
     pub replicas: u64,
     pub memory_utilization: Option<f64>,
     pub prompt: Option<f64>,
+    /// Weights from `params × bpw` even when the model lists artifact sizes (the seed
+    /// pages' matrices compute them this way).
+    pub theoretical_weights: bool,
 }
 
 /// Placeholder decode efficiency: the share of memory bandwidth a decode step achieves.
@@ -36,6 +39,65 @@ pub const DECODE_EFFICIENCY: f64 = 0.7;
 pub const PREFILL_EFFICIENCY: f64 = 0.4;
 /// Prompt length assumed for `ttft` when the deployment has no workload.
 pub const DEFAULT_PROMPT: f64 = 2048.0;
+/// Share of usable memory above which a fit is tight.
+pub const TIGHT_ABOVE: f64 = 0.9;
+
+/// The share of unified memory macOS lets the GPU wire by default
+/// (`recommendedMaxWorkingSetSize`): two thirds up to 36 GiB, three quarters above.
+/// Logged values: 10,922.67 MB on 16 GB (abetlen/llama-cpp-python#687), 21,845.34 MB on
+/// 32 GB (ggml-org/llama.cpp#2011, ollama/ollama#434), "around 47 GB" on 64 GB
+/// (ggml-org/llama.cpp#1870); a 128 GiB machine on macOS 26 logs 107.52 GiB (0.84,
+/// antirez/ds4#893), so three quarters is conservative for the largest machines.
+pub fn unified_memory_share(memory_bytes: f64) -> f64 {
+    if memory_bytes <= 36.0 * (1u64 << 30) as f64 {
+        2.0 / 3.0
+    } else {
+        0.75
+    }
+}
+
+/// How a deployment fits: comfortably, tightly (above 90 % of usable memory), or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Comfortable,
+    Tight,
+    DoesNotFit,
+}
+
+impl Verdict {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Verdict::Comfortable => "fits comfortably",
+            Verdict::Tight => "tight fit",
+            Verdict::DoesNotFit => "does not fit",
+        }
+    }
+}
+
+/// The memory figures of one deployment in exact bytes, for `explain`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Breakdown {
+    pub weights_bytes: i128,
+    /// `"files"` when the model lists the artifact, else `"params × bpw"`.
+    pub weights_source: &'static str,
+    pub kv_bytes: i128,
+    /// Runtime overhead on each GPU.
+    pub overhead_bytes: i128,
+    pub total_bytes: i128,
+    pub per_gpu_bytes: i128,
+    pub usable_bytes: Option<i128>,
+    pub utilization: Option<f64>,
+    pub verdict: Option<Verdict>,
+    pub max_context: Option<u64>,
+    pub model_max_context: Option<u64>,
+    /// The KV cache the same model would need with plain multi-head attention at the
+    /// same dtype, context and sequences: what GQA/MLA saves.
+    pub mha_kv_bytes: Option<i128>,
+    /// KV heads each GPU holds, and whether heads are replicated across GPUs.
+    pub kv_heads_per_gpu: Option<u64>,
+    pub kv_heads_replicated: bool,
+}
 
 fn missing(what: String) -> EvalError {
     EvalError::Missing(what)
@@ -50,6 +112,7 @@ fn need(entry: &Entry<'_>, entry_name: &str, field: &str) -> Result<f64, EvalErr
 /// The memory model, in exact bytes where the inputs are exact.
 struct Memory {
     weights: f64,
+    from_files: bool,
     /// Bytes of KV per token of context for one sequence, over all layers, split as
     /// (layers that hold every token, layers that hold at most `window` tokens).
     kv_global: f64,
@@ -57,6 +120,10 @@ struct Memory {
     window: f64,
     /// Share of the KV cache one GPU holds under tensor parallelism.
     kv_share: f64,
+    /// KV bytes per token per sequence with every query head keeping its own K and V.
+    mha_per_token: Option<f64>,
+    kv_heads_per_gpu: Option<f64>,
+    replicated: bool,
     overhead: f64,
     usable: Option<f64>,
 }
@@ -74,7 +141,11 @@ impl Memory {
 fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     let model = inputs.model;
     let name = inputs.model_name;
-    let weights = match model.files.get(inputs.quant_name) {
+    let file = model
+        .files
+        .get(inputs.quant_name)
+        .filter(|_| !inputs.theoretical_weights);
+    let weights = match file {
         Some(bytes) => *bytes as f64,
         None => {
             let params = need(model, name, "params")?;
@@ -84,31 +155,43 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let layers = need(model, name, "layers")?;
     let heads = model.number("heads");
-    let kv_heads = model.number("kv_heads").or(heads);
     let kv_bytes = need(inputs.kv, "kv_cache", "bytes")?;
     let attention = match model.fields.get("attention") {
         Some(Value::Symbol(kind)) => kind.as_str(),
         _ => "gqa",
     };
     let count = inputs.count as f64;
+    let head_dim = match model.number("head_dim") {
+        Some(dim) => Some(dim),
+        None => match (model.number("hidden"), heads) {
+            (Some(hidden), Some(heads)) => Some(hidden / heads),
+            _ => None,
+        },
+    };
+    let mha_per_token = match (heads, head_dim) {
+        (Some(heads), Some(head_dim)) => Some(2.0 * layers * heads * head_dim * kv_bytes),
+        _ => None,
+    };
+    let mut kv_heads_per_gpu = None;
+    let replicated;
     let (per_layer, kv_share) = if attention == "mla" {
         let rank = need(model, name, "kv_lora_rank")?;
         let rope = need(model, name, "qk_rope_dim")?;
         // MLA's latent cache has no heads to split: every GPU holds all of it.
+        replicated = count > 1.0;
         ((rank + rope) * kv_bytes, 1.0)
     } else {
-        let kv_heads = kv_heads.ok_or_else(|| missing(format!("`{name}` has no `kv_heads`")))?;
-        let head_dim = match model.number("head_dim") {
-            Some(dim) => dim,
-            None => {
-                let hidden = need(model, name, "hidden")?;
-                let heads = heads.ok_or_else(|| missing(format!("`{name}` has no `heads`")))?;
-                hidden / heads
-            }
-        };
+        let kv_heads = model
+            .number("kv_heads")
+            .or(heads)
+            .ok_or_else(|| missing(format!("`{name}` has no `kv_heads`")))?;
+        let head_dim =
+            head_dim.ok_or_else(|| missing(format!("`{name}` has no `head_dim` or `hidden`")))?;
         // A KV head is never split across GPUs: with fewer heads than GPUs every GPU
         // holds one whole head (replication).
         let per_gpu_heads = (kv_heads / count).ceil().max(1.0);
+        kv_heads_per_gpu = Some(per_gpu_heads);
+        replicated = per_gpu_heads * count > kv_heads;
         (
             2.0 * kv_heads * head_dim * kv_bytes,
             per_gpu_heads / kv_heads,
@@ -128,16 +211,28 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         .memory_utilization
         .or_else(|| inputs.engine.number("utilization"))
         .unwrap_or(1.0);
-    let usable = inputs
-        .gpu
-        .number("memory")
-        .map(|m| (m * utilization).floor());
+    let unified = matches!(
+        inputs.gpu.fields.get("interconnect"),
+        Some(Value::Symbol(link)) if link == "unified"
+    );
+    let usable = inputs.gpu.number("memory").map(|memory| {
+        let share = if unified {
+            unified_memory_share(memory)
+        } else {
+            1.0
+        };
+        (memory * share * utilization).floor()
+    });
     Ok(Memory {
         weights,
+        from_files: file.is_some(),
         kv_global: per_layer * (layers - local_layers),
         kv_local: per_layer * local_layers,
         window,
         kv_share,
+        mha_per_token,
+        kv_heads_per_gpu,
+        replicated,
         overhead: overhead.round(),
         usable,
     })
@@ -147,8 +242,22 @@ fn bytes(value: f64) -> Value {
     Value::Q(Quantity::bytes(value.round() as i128))
 }
 
+/// The properties of a deployment and, when memory could be estimated, its breakdown.
+pub struct Estimate {
+    pub props: Properties,
+    pub breakdown: Option<Breakdown>,
+}
+
+/// Whether a variant of a deployment fits (for the helps that suggest another quant or
+/// GPU); `None` when it cannot be estimated.
+pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
+    let mem = memory(inputs).ok()?;
+    let usable = mem.usable?;
+    Some(mem.per_gpu(inputs.context as f64, inputs.seqs as f64, inputs.count as f64) <= usable)
+}
+
 /// Computes every property; a figure that cannot be computed says what is missing.
-pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
+pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let mut props = Properties::new();
     let context = inputs.context as f64;
     let seqs = inputs.seqs as f64;
@@ -166,7 +275,10 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
             for prop in super::schema::PROPERTIES {
                 props.entry(prop.name).or_insert_with(|| Err(error.clone()));
             }
-            return props;
+            return Estimate {
+                props,
+                breakdown: None,
+            };
         }
     };
     let per_gpu = mem.per_gpu(context, seqs, count);
@@ -179,29 +291,56 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
         Ok(bytes(mem.weights + kv + mem.overhead * count)),
     );
     props.insert("memory_per_gpu", Ok(bytes(per_gpu)));
+    props.insert("kv_heads_replicated", Ok(Value::Bool(mem.replicated)));
+    let window = inputs.model.number("max_context");
+    let mut breakdown = Breakdown {
+        weights_bytes: mem.weights.round() as i128,
+        weights_source: if mem.from_files {
+            "files"
+        } else {
+            "params × bpw"
+        },
+        kv_bytes: kv.round() as i128,
+        overhead_bytes: mem.overhead.round() as i128,
+        total_bytes: (mem.weights + kv + mem.overhead * count).round() as i128,
+        per_gpu_bytes: per_gpu.round() as i128,
+        usable_bytes: None,
+        utilization: None,
+        verdict: None,
+        max_context: None,
+        model_max_context: window.map(|w| w as u64),
+        mha_kv_bytes: mem.mha_per_token.map(|m| (m * context * seqs).round() as i128),
+        kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
+        kv_heads_replicated: mem.replicated,
+    };
     let no_memory = || missing(format!("`{}` has no `memory`", inputs.gpu_name));
     match mem.usable {
         Some(usable) => {
             let utilization = per_gpu / usable;
+            let largest = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable)
+                .min(window.unwrap_or(f64::INFINITY));
             props.insert("usable_memory", Ok(bytes(usable)));
             props.insert("utilization", Ok(Value::Q(Quantity::ratio(utilization))));
             props.insert("headroom", Ok(Value::Q(Quantity::ratio(1.0 - utilization))));
             props.insert("fits", Ok(Value::Bool(per_gpu <= usable)));
-            let window = inputs.model.number("max_context").unwrap_or(f64::INFINITY);
-            let largest = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable);
             props.insert(
                 "max_context",
-                Ok(Value::Q(Quantity::real(largest.min(window), Dim::TOKENS))),
+                Ok(Value::Q(Quantity::real(largest, Dim::TOKENS))),
             );
             props.insert(
                 "fit_advice",
-                Ok(Value::Str(fit_advice(
-                    inputs,
-                    &mem,
-                    usable,
-                    largest.min(window),
-                ))),
+                Ok(Value::Str(fit_advice(inputs, &mem, usable, largest))),
             );
+            breakdown.usable_bytes = Some(usable as i128);
+            breakdown.utilization = Some(utilization);
+            breakdown.verdict = Some(if per_gpu > usable {
+                Verdict::DoesNotFit
+            } else if utilization > TIGHT_ABOVE {
+                Verdict::Tight
+            } else {
+                Verdict::Comfortable
+            });
+            breakdown.max_context = Some(largest as u64);
         }
         None => {
             for name in [
@@ -217,7 +356,10 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Properties {
         }
     }
     speed_and_cost(inputs, &mem, &mut props);
-    props
+    Estimate {
+        props,
+        breakdown: Some(breakdown),
+    }
 }
 
 /// The concrete change that makes a deployment fit, or gives it room: a shorter

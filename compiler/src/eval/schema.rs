@@ -387,6 +387,12 @@ pub const PROPERTIES: &[Property] = &[
         "price per generated token",
     ),
     p(
+        "kv_heads_replicated",
+        FieldTy::Predicate,
+        &["model", "count"],
+        "fewer KV heads than GPUs: every GPU holds a whole head",
+    ),
+    p(
         "quant_runs_on_engine",
         FieldTy::Predicate,
         &["quant", "engine"],

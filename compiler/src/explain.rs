@@ -1,0 +1,146 @@
+//! `explain`: the memory breakdown of each deployment, as plain data.
+
+use serde::Serialize;
+
+use crate::db::{self, Db, SourceFile};
+use crate::eval::Value;
+use crate::eval::deployment::Setup;
+use crate::eval::memory::{Breakdown, unified_memory_share};
+use crate::syntax::ast::DeclKind;
+
+/// One deployment explained: what it resolved to, its memory in exact bytes, and the
+/// assumptions behind the figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Explanation {
+    pub deployment: String,
+    pub file: std::path::PathBuf,
+    pub line: usize,
+    #[serde(flatten)]
+    pub setup: Setup,
+    #[serde(flatten)]
+    pub breakdown: Breakdown,
+    /// The model's attention kind (`mha`, `gqa`, `mla`, `hybrid`).
+    pub attention: String,
+    /// What GQA/MLA saves against plain multi-head attention, 0–1.
+    pub kv_saving: Option<f64>,
+    pub assumptions: Vec<String>,
+}
+
+/// Why a deployment has no explanation: the diagnostics say more.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NotEvaluated {
+    pub deployment: String,
+    pub line: usize,
+}
+
+/// Every deployment of a file, explained or not.
+pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEvaluated>> {
+    let summaries = db::deployment_summaries(db, file);
+    db::decl_keys(db, file)
+        .iter()
+        .filter(|key| key.kind(db) == DeclKind::Deployment)
+        .zip(summaries)
+        .map(|(key, summary)| {
+            let result = db::deployment(db, *key);
+            let (Some(setup), Some(breakdown)) = (&result.setup, &result.breakdown) else {
+                return Err(NotEvaluated {
+                    deployment: summary.name,
+                    line: summary.line,
+                });
+            };
+            let scope = db::scope(db, file);
+            let entry = |kind: DeclKind, name: &str| {
+                scope.lookup(kind, name).map(|k| db::entry(db, k))
+            };
+            let model = entry(DeclKind::Model, &setup.model);
+            let attention = model
+                .and_then(|m| match m.fields.get("attention") {
+                    Some(Value::Symbol(kind)) => Some(kind.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "gqa".to_string());
+            let kv_saving = breakdown
+                .mha_kv_bytes
+                .filter(|mha| *mha > 0)
+                .map(|mha| 1.0 - breakdown.kv_bytes as f64 / mha as f64);
+            let gpu = entry(DeclKind::Gpu, &setup.gpu);
+            let assumptions = assumptions(setup, breakdown, model, gpu);
+            Ok(Explanation {
+                deployment: summary.name,
+                file: summary.file,
+                line: summary.line,
+                setup: setup.clone(),
+                breakdown: breakdown.clone(),
+                attention,
+                kv_saving,
+                assumptions,
+            })
+        })
+        .collect()
+}
+
+fn assumptions(
+    setup: &Setup,
+    breakdown: &Breakdown,
+    model: Option<&crate::eval::Entry<'_>>,
+    gpu: Option<&crate::eval::Entry<'_>>,
+) -> Vec<String> {
+    let mut out = vec![format!(
+        "context is the token budget of each sequence (prompt plus reserved output): {} tokens × {} sequences",
+        setup.context, setup.seqs
+    )];
+    if breakdown.weights_source == "files" {
+        out.push(format!(
+            "weights are the exact size of the {} artifact listed in the model's files table; the download size is not peak memory: runtime buffers and the KV cache come on top",
+            setup.quant
+        ));
+    } else {
+        out.push(format!(
+            "weights are params × bits per weight of {} (no artifact size is listed for it); real files keep embeddings at higher precision and are somewhat larger",
+            setup.quant
+        ));
+    }
+    if let Some(model) = model
+        && model.number("experts").is_some()
+    {
+        out.push(
+            "all MoE experts stay resident: weights count every parameter, not only the active ones"
+                .into(),
+        );
+    }
+    out.push(format!(
+        "the KV cache is stored as {} whatever the weight format; sequences share one copy of the weights",
+        setup.kv_cache
+    ));
+    if breakdown.kv_heads_replicated {
+        out.push(format!(
+            "with {} GPUs each GPU holds whole KV heads, so part of the KV cache is replicated",
+            setup.count
+        ));
+    }
+    if let Some(window) = breakdown.model_max_context {
+        if setup.context > window {
+            out.push(format!(
+                "the requested context exceeds the model's documented window of {window} tokens"
+            ));
+        } else {
+            out.push(format!(
+                "the requested context is within the model's documented window of {window} tokens"
+            ));
+        }
+    }
+    if let Some(gpu) = gpu
+        && matches!(gpu.fields.get("interconnect"), Some(Value::Symbol(s)) if s == "unified")
+        && let Some(memory) = gpu.number("memory")
+    {
+        out.push(format!(
+            "unified memory: macOS lets the GPU wire about {:.0} % of it by default (recommendedMaxWorkingSetSize)",
+            unified_memory_share(memory) * 100.0
+        ));
+    }
+    out.push(format!(
+        "runtime overhead is the {} engine's model (docs/estimation.md), paid on every GPU",
+        setup.engine
+    ));
+    out
+}

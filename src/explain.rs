@@ -1,0 +1,106 @@
+//! Rendering of `deployfit explain`: a table with a memory bar per deployment, or JSON.
+
+use deployfit_compiler::explain::Explanation;
+use deployfit_compiler::units::Quantity;
+
+const BAR_WIDTH: usize = 40;
+
+fn gib(bytes: i128) -> String {
+    Quantity::bytes(bytes).display()
+}
+
+fn percent(ratio: f64) -> String {
+    format!("{:.1} %", ratio * 100.0)
+}
+
+/// The memory bar of one GPU: weights █, KV ▓, overhead ▒, free ░, scaled to the usable
+/// memory (or to the need, when it does not fit).
+fn bar(e: &Explanation) -> String {
+    let count = e.setup.count.max(1) as f64;
+    let weights = e.breakdown.weights_bytes as f64 / count;
+    let kv = (e.breakdown.per_gpu_bytes - e.breakdown.overhead_bytes) as f64 - weights;
+    let overhead = e.breakdown.overhead_bytes as f64;
+    let need = e.breakdown.per_gpu_bytes as f64;
+    let scale = e.breakdown.usable_bytes.map(|u| u as f64).unwrap_or(need).max(need);
+    let cells = |bytes: f64| ((bytes / scale) * BAR_WIDTH as f64).round().max(0.0) as usize;
+    let (w, k, o) = (cells(weights), cells(kv.max(0.0)), cells(overhead));
+    let used = (w + k + o).min(BAR_WIDTH);
+    let mut text = String::new();
+    text.push_str(&"█".repeat(w));
+    text.push_str(&"▓".repeat(k));
+    text.push_str(&"▒".repeat(o));
+    text.push_str(&"░".repeat(BAR_WIDTH - used));
+    text.chars().take(BAR_WIDTH).collect()
+}
+
+pub fn table(e: &Explanation) -> String {
+    let b = &e.breakdown;
+    let s = &e.setup;
+    let mut out = format!(
+        "{} ({}:{})\n  {} · {} · {} · {} × {} · context {} × {} seqs · KV {}\n",
+        e.deployment,
+        e.file.display(),
+        e.line,
+        s.model,
+        s.quant,
+        s.engine,
+        s.count,
+        s.gpu,
+        Quantity::real(s.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
+        s.seqs,
+        s.kv_cache
+    );
+    let weights_note = if b.weights_source == "files" {
+        format!("exact artifact, {} B", group(b.weights_bytes))
+    } else {
+        "params × bits per weight".to_string()
+    };
+    out.push_str(&format!("  weights      {:>12}   {weights_note}\n", gib(b.weights_bytes)));
+    let saving = match (e.kv_saving, b.mha_kv_bytes) {
+        (Some(saving), Some(mha)) if saving > 0.0005 => format!(
+            "{} saves {} against MHA ({})",
+            e.attention.to_uppercase(),
+            percent(saving),
+            gib(mha)
+        ),
+        _ => format!("{} attention", e.attention.to_uppercase()),
+    };
+    out.push_str(&format!("  KV cache     {:>12}   {saving}\n", gib(b.kv_bytes)));
+    out.push_str(&format!("  overhead     {:>12}   per GPU\n", gib(b.overhead_bytes)));
+    out.push_str(&format!("  total        {:>12}\n", gib(b.total_bytes)));
+    match (b.usable_bytes, b.utilization, b.verdict) {
+        (Some(usable), Some(utilization), Some(verdict)) => {
+            out.push_str(&format!(
+                "  per GPU      {:>12}   of {} usable ({})\n",
+                gib(b.per_gpu_bytes),
+                gib(usable),
+                percent(utilization)
+            ));
+            out.push_str(&format!("  [{}]  {}\n", bar(e), verdict.describe()));
+        }
+        _ => out.push_str(&format!(
+            "  per GPU      {:>12}   (the GPU's memory is unknown)\n",
+            gib(b.per_gpu_bytes)
+        )),
+    }
+    if let Some(max) = b.max_context {
+        let window = b
+            .model_max_context
+            .map(|w| format!(" (model window {})", tokens(w)))
+            .unwrap_or_default();
+        out.push_str(&format!("  max context  {:>12}   per sequence{window}\n", tokens(max)));
+    }
+    out.push_str("  assumptions:\n");
+    for assumption in &e.assumptions {
+        out.push_str(&format!("  - {assumption}\n"));
+    }
+    out
+}
+
+fn tokens(count: u64) -> String {
+    Quantity::real(count as f64, deployfit_compiler::units::Dim::TOKENS).display()
+}
+
+fn group(value: i128) -> String {
+    Quantity::number(deployfit_compiler::units::Num::Int(value)).display()
+}
