@@ -2,6 +2,7 @@
 //! goes through `deployfit_compiler::Workspace`.
 
 mod explain;
+mod matrix;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -46,6 +47,32 @@ enum Command {
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
+    /// The VRAM matrix of a model: each weight format at several contexts, and the
+    /// smallest catalog GPU that holds it.
+    Matrix {
+        /// Catalog name, Hugging Face id or Ollama tag (glm4_9b, "THUDM/GLM-4-9B-0414", glm4:9b).
+        model: String,
+        /// Contexts (tokens per sequence); `k` and `M` are binary (32k = 32,768).
+        #[arg(long, value_delimiter = ',', default_value = "8k,32k,128k")]
+        contexts: Vec<String>,
+        /// One engine; without it, totals are ranges over the engines.
+        #[arg(long)]
+        engine: Option<String>,
+        /// Concurrent sequences.
+        #[arg(long, default_value_t = 1)]
+        seqs: u64,
+        /// KV-cache dtype.
+        #[arg(long, default_value = "fp16")]
+        kv: String,
+        /// Where weights come from: the model's artifact sizes when listed, or params × bpw.
+        #[arg(long, value_enum, default_value_t = Weights::Files)]
+        weights: Weights,
+        /// A .deploy file whose models, quants, engines and GPUs join the catalog.
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt {
         /// Files or directories. Default: the current directory.
@@ -68,6 +95,12 @@ enum Format {
 enum TableFormat {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Weights {
+    Files,
+    Params,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -95,6 +128,27 @@ fn main() -> ExitCode {
             deny,
         } => check(paths, format, deny.contains(&Deny::Warnings)),
         Command::Fmt { paths, check } => format_files(paths, check),
+        Command::Matrix {
+            model,
+            contexts,
+            engine,
+            seqs,
+            kv,
+            weights,
+            file,
+            format,
+        } => matrix_table(
+            MatrixArgs {
+                model,
+                contexts,
+                engine,
+                seqs,
+                kv,
+                weights,
+                file,
+            },
+            format,
+        ),
         Command::Explain {
             file,
             deployment,
@@ -202,6 +256,75 @@ fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8,
         .map_err(|e| format!("cannot write the report: {e}"))?;
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
+}
+
+/// Parses a context length: `32768`, `32k`, `1M` (binary suffixes).
+fn parse_context(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, factor) = match text.strip_suffix('k') {
+        Some(rest) => (rest, 1024),
+        None => match text.strip_suffix('M') {
+            Some(rest) => (rest, 1024 * 1024),
+            None => (text, 1),
+        },
+    };
+    digits
+        .replace('_', "")
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{text}` is not a context length; write 8192, 8k or 1M"))
+}
+
+struct MatrixArgs {
+    model: String,
+    contexts: Vec<String>,
+    engine: Option<String>,
+    seqs: u64,
+    kv: String,
+    weights: Weights,
+    file: Option<PathBuf>,
+}
+
+fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
+    let contexts = args
+        .contexts
+        .iter()
+        .map(|c| parse_context(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.seqs == 0 {
+        return Err("--seqs must be at least 1".into());
+    }
+    let request = deployfit_compiler::matrix::MatrixRequest {
+        model: args.model,
+        contexts,
+        engine: args.engine,
+        seqs: args.seqs,
+        kv_cache: args.kv,
+        theoretical_weights: args.weights == Weights::Params,
+    };
+    let mut workspace = Workspace::new();
+    let file = match &args.file {
+        Some(path) => Some(
+            workspace
+                .load(path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let matrix = workspace.matrix(&request, file).map_err(|e| e.0)?;
+    let text = match format {
+        TableFormat::Table => matrix::table(&matrix),
+        TableFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&matrix)
+                .map_err(|e| format!("cannot write JSON: {e}"))?;
+            text.push('\n');
+            text
+        }
+    };
+    print!("{text}");
+    Ok(0)
 }
 
 fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<u8, String> {

@@ -9,6 +9,7 @@ pub mod diagnostics;
 pub mod eval;
 pub mod explain;
 pub mod fmt;
+pub mod matrix;
 pub mod names;
 pub mod rules;
 pub mod span;

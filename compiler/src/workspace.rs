@@ -91,15 +91,30 @@ impl Workspace {
             .stdlib(&self.db)
             .iter()
             .copied()
-            .find(|f| f.path(&self.db).ends_with(name))?;
-        file.set_text(&mut self.db).to(text);
+            .find(|f| f.path(&self.db).file_name().is_some_and(|n| n == name))?;
+        if file.text(&self.db) != &text {
+            file.set_text(&mut self.db).to(text);
+        }
         Some(file)
     }
 
-    /// Reads a file from disk (and, transitively, the files it imports).
+    /// Reads a file from disk (and, transitively, the files it imports). A file named
+    /// like a stdlib file in a `stdlib/` folder (the repository's own catalog) replaces
+    /// the embedded copy, so that checking the catalog checks it against itself.
     pub fn load(&mut self, path: &Path) -> std::io::Result<SourceFile> {
         let bytes = std::fs::read(path)?;
         let (text, invalid) = decode(bytes);
+        let in_stdlib_folder = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|name| name == "stdlib");
+        if in_stdlib_folder
+            && invalid.is_none()
+            && let Some(name) = path.file_name().and_then(|n| n.to_str())
+            && let Some(file) = self.set_stdlib_text(name, text.clone())
+        {
+            return Ok(file);
+        }
         let file = self.set_file_checked(path, text, invalid);
         self.load_imports(file);
         Ok(file)
@@ -143,6 +158,23 @@ impl Workspace {
         file: SourceFile,
     ) -> Vec<Result<crate::explain::Explanation, crate::explain::NotEvaluated>> {
         crate::explain::explain(&self.db, file)
+    }
+
+    /// The VRAM matrix of a model against the stdlib catalog (and any loaded `file`'s
+    /// names, when given).
+    pub fn matrix(
+        &mut self,
+        request: &crate::matrix::MatrixRequest,
+        file: Option<SourceFile>,
+    ) -> Result<crate::matrix::Matrix, crate::matrix::MatrixError> {
+        if request.contexts.is_empty() {
+            return Err(crate::matrix::MatrixError("give at least one context".into()));
+        }
+        let file = match file {
+            Some(file) => file,
+            None => self.set_file(Path::new("<matrix>"), String::new()),
+        };
+        crate::matrix::matrix(&self.db, file, request)
     }
 
     /// The text of a loaded file or a stdlib file, for renderers.

@@ -66,7 +66,7 @@ impl Env for DeploymentEnv<'_, '_> {
 }
 
 /// Finds a model by catalog name, Hugging Face id or Ollama tag.
-fn model_by_alias<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<String> {
+pub(crate) fn model_by_alias<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<String> {
     if scope.lookup(DeclKind::Model, text).is_some() {
         return Some(text.to_string());
     }

@@ -155,6 +155,7 @@ const MODEL: &[FieldSpec] = &[
 ];
 
 const QUANT: &[FieldSpec] = &[
+    f("bits", FieldTy::Number, "nominal bits of the packed weights"),
     f("bpw", FieldTy::Number, "effective bits per weight"),
     f("kind", FieldTy::Symbol(QUANT_KINDS), "format family"),
     f(

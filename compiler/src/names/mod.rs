@@ -59,7 +59,9 @@ pub fn build_scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
     let mut imported = db::reachable(db, file);
     imported.reverse();
     files.extend(imported);
-    files.push(file);
+    if !file.is_stdlib(db) {
+        files.push(file);
+    }
     for source in files {
         for key in db::decl_keys(db, source) {
             let id = (key.kind(db), key.name(db).clone());

@@ -1,0 +1,227 @@
+//! `matrix`: the seed pages' VRAM table for one model — a row per weight format, the
+//! weights alone and the total at each context, and the smallest catalog GPU that fits.
+
+use serde::Serialize;
+
+use crate::db::{self, Db, SourceFile};
+use crate::eval::deployment::model_by_alias;
+use crate::eval::memory::{self, Inputs};
+use crate::eval::{Entry, Value};
+use crate::names::Scope;
+use crate::syntax::ast::DeclKind;
+
+/// What to tabulate.
+#[derive(Clone, Debug)]
+pub struct MatrixRequest {
+    /// Catalog name, Hugging Face id or Ollama tag.
+    pub model: String,
+    pub contexts: Vec<u64>,
+    /// One engine, or `None` for the range over every engine that runs each format.
+    pub engine: Option<String>,
+    pub seqs: u64,
+    pub kv_cache: String,
+    /// Weights from params × bpw even where the model lists artifact sizes.
+    pub theoretical_weights: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Matrix {
+    pub model: String,
+    pub contexts: Vec<u64>,
+    pub engine: Option<String>,
+    pub seqs: u64,
+    pub kv_cache: String,
+    /// The context at which the smallest fitting GPU is chosen (the middle one).
+    pub gpu_context: u64,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    pub quant: String,
+    pub bpw: f64,
+    pub weights_bytes: i128,
+    /// `"files"` or `"params × bpw"`.
+    pub weights_source: &'static str,
+    /// One total per context: the engine's, or the lowest and highest over the engines.
+    pub totals: Vec<Total>,
+    /// The engines the figures cover.
+    pub engines: Vec<String>,
+    /// The smallest catalog GPU (by memory, then price) that holds the model at the
+    /// middle context with one GPU, if any.
+    pub smallest_gpu: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Total {
+    pub context: u64,
+    pub low_bytes: i128,
+    pub high_bytes: i128,
+}
+
+/// Why a matrix cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixError(pub String);
+
+fn runs_on(quant: &Entry<'_>, engine: &str) -> bool {
+    match quant.fields.get("engines") {
+        Some(Value::List(engines)) => engines
+            .iter()
+            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
+        _ => true,
+    }
+}
+
+fn lookup<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    kind: DeclKind,
+    name: &str,
+) -> Result<&'db Entry<'db>, MatrixError> {
+    match scope.lookup(kind, name) {
+        Some(key) => Ok(db::entry(db, key)),
+        None => {
+            let hint = scope
+                .suggest(kind, name)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            Err(MatrixError(format!("unknown {} `{name}`{hint}", kind.keyword())))
+        }
+    }
+}
+
+/// Builds the matrix against the names visible from `file` (the stdlib, at least).
+pub fn matrix(db: &dyn Db, file: SourceFile, request: &MatrixRequest) -> Result<Matrix, MatrixError> {
+    let scope = db::scope(db, file);
+    let model_name = model_by_alias(db, scope, &request.model).ok_or_else(|| {
+        let hint = scope
+            .suggest(DeclKind::Model, &request.model.replace(['-', '.', '/', ':'], "_"))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        MatrixError(format!(
+            "no catalog model has the name, Hugging Face id or Ollama tag `{}`{hint}",
+            request.model
+        ))
+    })?;
+    let model = lookup(db, scope, DeclKind::Model, &model_name)?;
+    let kv = lookup(db, scope, DeclKind::Kv, &request.kv_cache)?;
+    let engines: Vec<(&str, &Entry<'_>)> = match &request.engine {
+        Some(name) => vec![(name.as_str(), lookup(db, scope, DeclKind::Engine, name)?)],
+        None => scope
+            .names(DeclKind::Engine)
+            .map(|(name, key)| (name, db::entry(db, key)))
+            .collect(),
+    };
+    let gpu_context = request.contexts[request.contexts.len() / 2];
+    let mut gpus: Vec<(f64, f64, &str, &Entry<'_>)> = scope
+        .names(DeclKind::Gpu)
+        .map(|(name, key)| (name, db::entry(db, key)))
+        .filter_map(|(name, entry)| {
+            let memory = entry.number("memory")?;
+            Some((memory, entry.number("price").unwrap_or(f64::INFINITY), name, entry))
+        })
+        .collect();
+    gpus.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.cmp(b.2))
+    });
+
+    let mut rows = Vec::new();
+    for (quant_name, key) in scope.names(DeclKind::Quant) {
+        let quant = db::entry(db, key);
+        let Some(bpw) = quant.number("bpw") else {
+            continue;
+        };
+        let runs: Vec<(&str, &Entry<'_>)> = engines
+            .iter()
+            .copied()
+            .filter(|(name, _)| request.engine.is_some() || runs_on(quant, name))
+            .collect();
+        let Some((first_engine, first)) = runs.first().copied() else {
+            continue;
+        };
+        // Totals need no GPU: the model entry stands in, and has no `memory`.
+        let breakdown = |engine: &Entry<'_>, context: u64| {
+            memory::estimate(&Inputs {
+                model,
+                model_name: &model_name,
+                quant,
+                quant_name,
+                kv,
+                engine,
+                engine_name: "",
+                gpu: model,
+                gpu_name: "",
+                context,
+                seqs: request.seqs,
+                count: 1,
+                replicas: 1,
+                memory_utilization: None,
+                prompt: None,
+                theoretical_weights: request.theoretical_weights,
+            })
+            .breakdown
+        };
+        let Some(base) = breakdown(first, request.contexts[0]) else {
+            continue;
+        };
+        let totals = request
+            .contexts
+            .iter()
+            .map(|&context| {
+                let figures: Vec<i128> = runs
+                    .iter()
+                    .filter_map(|(_, engine)| breakdown(engine, context).map(|b| b.total_bytes))
+                    .collect();
+                Total {
+                    context,
+                    low_bytes: figures.iter().copied().min().unwrap_or(0),
+                    high_bytes: figures.iter().copied().max().unwrap_or(0),
+                }
+            })
+            .collect();
+        let smallest_gpu = gpus
+            .iter()
+            .find(|(_, _, gpu_name, gpu)| {
+                memory::fits(&Inputs {
+                    model,
+                    model_name: &model_name,
+                    quant,
+                    quant_name,
+                    kv,
+                    engine: first,
+                    engine_name: first_engine,
+                    gpu,
+                    gpu_name,
+                    context: gpu_context,
+                    seqs: request.seqs,
+                    count: 1,
+                    replicas: 1,
+                    memory_utilization: None,
+                    prompt: None,
+                    theoretical_weights: request.theoretical_weights,
+                }) == Some(true)
+            })
+            .map(|(_, _, name, _)| name.to_string());
+        rows.push(Row {
+            quant: quant_name.to_string(),
+            bpw,
+            weights_bytes: base.weights_bytes,
+            weights_source: base.weights_source,
+            totals,
+            engines: runs.iter().map(|(name, _)| name.to_string()).collect(),
+            smallest_gpu,
+        });
+    }
+    rows.sort_by(|a, b| b.bpw.total_cmp(&a.bpw).then(a.quant.cmp(&b.quant)));
+    Ok(Matrix {
+        model: model_name,
+        contexts: request.contexts.clone(),
+        engine: request.engine.clone(),
+        seqs: request.seqs,
+        kv_cache: request.kv_cache.clone(),
+        gpu_context,
+        rows,
+    })
+}
