@@ -168,7 +168,14 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
             _ => None,
         },
     };
-    let mha_per_token = match (heads, head_dim) {
+    // MLA heads have their own K and V widths, which the catalog does not record, so
+    // the MHA comparison needs an explicit `head_dim` there.
+    let mha_head_dim = if attention == "mla" {
+        model.number("head_dim")
+    } else {
+        head_dim
+    };
+    let mha_per_token = match (heads, mha_head_dim) {
         (Some(heads), Some(head_dim)) => Some(2.0 * layers * heads * head_dim * kv_bytes),
         _ => None,
     };
@@ -197,7 +204,11 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
             per_gpu_heads / kv_heads,
         )
     };
-    let (local_layers, window) = if attention == "hybrid" {
+    let windowed = !matches!(
+        inputs.engine.fields.get("window_kv"),
+        Some(Value::Symbol(kind)) if kind == "full"
+    );
+    let (local_layers, window) = if attention == "hybrid" && windowed {
         (
             model.number("local_layers").unwrap_or(0.0).min(layers),
             model.number("window").unwrap_or(f64::INFINITY),
@@ -205,8 +216,17 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     } else {
         (0.0, f64::INFINITY)
     };
-    let overhead = need(inputs.engine, inputs.engine_name, "overhead")?
-        + inputs.engine.number("overhead_ratio").unwrap_or(0.0) * weights / count;
+    let engine = inputs.engine;
+    let vocab = model.number("vocab").unwrap_or(0.0);
+    let tensor_parallel = if count > 1.0 {
+        engine.number("overhead_tensor_parallel").unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    let overhead = need(engine, inputs.engine_name, "overhead")?
+        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / count
+        + engine.number("overhead_per_vocab").unwrap_or(0.0) * vocab
+        + tensor_parallel;
     let utilization = inputs
         .memory_utilization
         .or_else(|| inputs.engine.number("utilization"))
@@ -331,6 +351,14 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
                 "fit_advice",
                 Ok(Value::Str(fit_advice(inputs, &mem, usable, largest))),
             );
+            let comfortable = largest_context(|c| {
+                mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE
+            })
+            .min(window.unwrap_or(f64::INFINITY));
+            props.insert(
+                "comfortable_context",
+                Ok(Value::Q(Quantity::real(comfortable, Dim::TOKENS))),
+            );
             breakdown.usable_bytes = Some(usable as i128);
             breakdown.utilization = Some(utilization);
             breakdown.verdict = Some(if per_gpu > usable {
@@ -350,6 +378,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
                 "fits",
                 "max_context",
                 "fit_advice",
+                "comfortable_context",
             ] {
                 props.insert(name, Err(no_memory()));
             }

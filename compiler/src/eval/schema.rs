@@ -67,6 +67,7 @@ pub const INTERCONNECTS: &[&str] = &["nvlink", "pcie", "unified"];
 pub const ATTENTION: &[&str] = &["mha", "gqa", "mla", "hybrid"];
 pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp"];
 pub const LEVELS: &[&str] = &["error", "warn", "info"];
+pub const WINDOW_KV: &[&str] = &["windowed", "full"];
 
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
@@ -182,6 +183,21 @@ const ENGINE: &[FieldSpec] = &[
         "overhead_ratio",
         FieldTy::Ratio,
         "extra overhead as a share of weights",
+    ),
+    f(
+        "overhead_per_vocab",
+        FieldTy::Q(Dim::BYTES),
+        "extra overhead per vocabulary entry (sampler buffers)",
+    ),
+    f(
+        "overhead_tensor_parallel",
+        FieldTy::Q(Dim::BYTES),
+        "extra overhead per GPU when count > 1 (communication buffers)",
+    ),
+    f(
+        "window_kv",
+        FieldTy::Symbol(WINDOW_KV),
+        "`windowed`: sliding-window layers keep only the window; `full`: every token",
     ),
 ];
 
@@ -386,6 +402,12 @@ pub const PROPERTIES: &[Property] = &[
             "gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache",
         ],
         "price per generated token",
+    ),
+    p(
+        "comfortable_context",
+        FieldTy::Q(Dim::TOKENS),
+        FIT,
+        "largest context that keeps 10 % of usable memory free",
     ),
     p(
         "kv_heads_replicated",
