@@ -21,7 +21,12 @@ fn bar(e: &Explanation) -> String {
     let kv = (e.breakdown.per_gpu_bytes - e.breakdown.overhead_bytes) as f64 - weights;
     let overhead = e.breakdown.overhead_bytes as f64;
     let need = e.breakdown.per_gpu_bytes as f64;
-    let scale = e.breakdown.usable_bytes.map(|u| u as f64).unwrap_or(need).max(need);
+    let scale = e
+        .breakdown
+        .usable_bytes
+        .map(|u| u as f64)
+        .unwrap_or(need)
+        .max(need);
     let cells = |bytes: f64| ((bytes / scale) * BAR_WIDTH as f64).round().max(0.0) as usize;
     let (w, k, o) = (cells(weights), cells(kv.max(0.0)), cells(overhead));
     let used = (w + k + o).min(BAR_WIDTH);
@@ -55,7 +60,10 @@ pub fn table(e: &Explanation) -> String {
     } else {
         "params × bits per weight".to_string()
     };
-    out.push_str(&format!("  weights      {:>12}   {weights_note}\n", gib(b.weights_bytes)));
+    out.push_str(&format!(
+        "  weights      {:>12}   {weights_note}\n",
+        gib(b.weights_bytes)
+    ));
     let saving = match (e.kv_saving, b.mha_kv_bytes) {
         (Some(saving), Some(mha)) if saving > 0.0005 => format!(
             "{} saves {} against MHA ({})",
@@ -65,8 +73,14 @@ pub fn table(e: &Explanation) -> String {
         ),
         _ => format!("{} attention", e.attention.to_uppercase()),
     };
-    out.push_str(&format!("  KV cache     {:>12}   {saving}\n", gib(b.kv_bytes)));
-    out.push_str(&format!("  overhead     {:>12}   per GPU\n", gib(b.overhead_bytes)));
+    out.push_str(&format!(
+        "  KV cache     {:>12}   {saving}\n",
+        gib(b.kv_bytes)
+    ));
+    out.push_str(&format!(
+        "  overhead     {:>12}   per GPU\n",
+        gib(b.overhead_bytes)
+    ));
     out.push_str(&format!("  total        {:>12}\n", gib(b.total_bytes)));
     match (b.usable_bytes, b.utilization, b.verdict) {
         (Some(usable), Some(utilization), Some(verdict)) => {
@@ -88,7 +102,10 @@ pub fn table(e: &Explanation) -> String {
             .model_max_context
             .map(|w| format!(" (model window {})", tokens(w)))
             .unwrap_or_default();
-        out.push_str(&format!("  max context  {:>12}   per sequence{window}\n", tokens(max)));
+        out.push_str(&format!(
+            "  max context  {:>12}   per sequence{window}\n",
+            tokens(max)
+        ));
     }
     out.push_str("  assumptions:\n");
     for assumption in &e.assumptions {

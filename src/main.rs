@@ -73,6 +73,17 @@ enum Command {
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
+    /// Write the launch command of a deployment for a serving engine.
+    Export {
+        /// The .deploy file.
+        file: PathBuf,
+        /// The deployment to export.
+        #[arg(long)]
+        deployment: String,
+        /// The engine to launch it with.
+        #[arg(long, value_enum)]
+        engine: ExportEngine,
+    },
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt {
         /// Files or directories. Default: the current directory.
@@ -95,6 +106,13 @@ enum Format {
 enum TableFormat {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum ExportEngine {
+    Vllm,
+    Ollama,
+    Llamacpp,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -154,6 +172,11 @@ fn main() -> ExitCode {
             deployment,
             format,
         } => explain_file(&file, deployment.as_deref(), format),
+        Command::Export {
+            file,
+            deployment,
+            engine,
+        } => export(&file, &deployment, engine),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -325,6 +348,29 @@ fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
     };
     print!("{text}");
     Ok(0)
+}
+
+fn export(path: &Path, deployment: &str, engine: ExportEngine) -> Result<u8, String> {
+    use deployfit_compiler::export::Target;
+    let mut workspace = Workspace::new();
+    let file = workspace
+        .load(path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let target = match engine {
+        ExportEngine::Vllm => Target::Vllm,
+        ExportEngine::Ollama => Target::Ollama,
+        ExportEngine::Llamacpp => Target::Llamacpp,
+    };
+    match workspace.export(file, deployment, target) {
+        Ok(text) => {
+            print!("{text}");
+            Ok(0)
+        }
+        Err(error) => {
+            eprintln!("error: {}\n  help: {}", error.message, error.help);
+            Ok(EXIT_PROBLEMS)
+        }
+    }
 }
 
 fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<u8, String> {

@@ -48,11 +48,19 @@ pub fn table(m: &Matrix) -> String {
                 format!(
                     "{} GiB{}",
                     gib(row.weights_bytes),
-                    if row.weights_source == "files" { " (file)" } else { "" }
+                    if row.weights_source == "files" {
+                        " (file)"
+                    } else {
+                        ""
+                    }
                 ),
             ];
             cells.extend(row.totals.iter().map(total));
-            cells.push(row.smallest_gpu.clone().unwrap_or_else(|| "none in the catalog".into()));
+            cells.push(
+                row.smallest_gpu
+                    .clone()
+                    .unwrap_or_else(|| "none in the catalog".into()),
+            );
             cells
         })
         .collect();

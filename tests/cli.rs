@@ -13,7 +13,7 @@ fn examples_check_clean_and_show_their_figures() {
         text.contains("team_chat (examples/01-glm4-chat.deploy:4): fits"),
         "{text}"
     );
-    assert!(text.contains("5 files: 0 errors"), "{text}");
+    assert!(text.contains("10 files: 0 errors"), "{text}");
     assert!(
         !text.contains('\u{1b}'),
         "no colour when stdout is not a terminal"
@@ -151,28 +151,28 @@ fn json_lists_deployment_figures() {
     assert_eq!(deployment["figures"]["weights_memory"], "5.74 GiB");
 }
 
-/// The README's example and its printed output stay true.
+/// The README's examples and their printed output stay true.
 #[test]
-fn readme_example_output_is_real() {
+fn readme_examples_are_real() {
     let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
     let section = readme
         .split("## An example")
         .nth(1)
         .expect("README has an example");
     let blocks: Vec<&str> = section.split("```").collect();
-    let (source, expected) = (
-        blocks[1].trim_start_matches('\n'),
-        blocks[3].trim_start_matches('\n'),
-    );
-    let dir = scratch("readme");
-    std::fs::write(dir.join("too-big.deploy"), source).unwrap();
-    let output = deployfit_in(&dir, &["check", "too-big.deploy"]);
-    assert_eq!(output.status.code(), Some(1));
     let trim = |text: &str| {
-        text.lines()
+        text.trim_start_matches('\n')
+            .lines()
             .map(str::trim_end)
             .collect::<Vec<_>>()
             .join("\n")
     };
-    assert_eq!(trim(&stdout(&output)), trim(expected));
+    let source =
+        std::fs::read_to_string(common::root().join("examples-failing/too-big.deploy")).unwrap();
+    assert_eq!(trim(blocks[1]), trim(&source));
+    let output = deployfit(&["check", "examples-failing/too-big.deploy"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(trim(blocks[3]), trim(&stdout(&output)));
+    let explain = deployfit(&["explain", "examples/03-llama-70b-tensor-parallel.deploy"]);
+    assert_eq!(trim(blocks[5]), trim(&stdout(&explain)));
 }

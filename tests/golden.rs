@@ -38,7 +38,12 @@ fn matrix(args: &[&str]) -> Value {
     let mut full = vec!["matrix"];
     full.extend_from_slice(args);
     let output = deployfit(&full);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     json(&output)
 }
 
@@ -56,18 +61,39 @@ fn gib(bytes: &Value) -> f64 {
 }
 
 fn check_seed_matrix(model: &str, seed: &[SeedRow], extra: &[&str]) {
-    let mut args = vec![model, "--engine", "generic", "--weights", "params", "--format", "json"];
+    let mut args = vec![
+        model,
+        "--engine",
+        "generic",
+        "--weights",
+        "params",
+        "--format",
+        "json",
+    ];
     args.extend_from_slice(extra);
     let m = matrix(&args);
     assert_eq!(m["contexts"], serde_json::json!([8192, 32768, 131072]));
     for (quant, bpw, weights, totals) in seed {
         let r = row(&m, quant);
-        assert_eq!(format!("{:.2}", r["bpw"].as_f64().unwrap()), format!("{bpw:.2}"), "{model} {quant} bpw");
-        assert_eq!(format!("{:.2}", gib(&r["weights_bytes"])), format!("{weights:.2}"), "{model} {quant} weights");
+        assert_eq!(
+            format!("{:.2}", r["bpw"].as_f64().unwrap()),
+            format!("{bpw:.2}"),
+            "{model} {quant} bpw"
+        );
+        assert_eq!(
+            format!("{:.2}", gib(&r["weights_bytes"])),
+            format!("{weights:.2}"),
+            "{model} {quant} weights"
+        );
         for (total, seed_total) in r["totals"].as_array().unwrap().iter().zip(totals) {
             let ours = gib(&total["low_bytes"]);
             let error = (ours - seed_total).abs() / seed_total;
-            assert!(error < 0.03, "{model} {quant} @ {}: {ours:.2} vs seed {seed_total} ({:.1} %)", total["context"], error * 100.0);
+            assert!(
+                error < 0.03,
+                "{model} {quant} @ {}: {ours:.2} vs seed {seed_total} ({:.1} %)",
+                total["context"],
+                error * 100.0
+            );
         }
     }
 }
@@ -93,13 +119,30 @@ fn seed_001_matrix_glm_4_32b() {
     assert_eq!(output.status.code(), Some(0));
     let exact = json(&output);
     // With the exact parameter count the weights are 1.77 % larger than the seed's.
-    assert_eq!(format!("{:.2}", gib(&row(&exact, "fp16")["weights_bytes"])), "60.66");
-    check_seed_matrix("glm4_32b_seed", &GLM_32B, &["--file", "tests/fixtures/golden/seed-models.deploy"]);
+    assert_eq!(
+        format!("{:.2}", gib(&row(&exact, "fp16")["weights_bytes"])),
+        "60.66"
+    );
+    check_seed_matrix(
+        "glm4_32b_seed",
+        &GLM_32B,
+        &["--file", "tests/fixtures/golden/seed-models.deploy"],
+    );
 }
 
 fn explain() -> Vec<Value> {
-    let output = deployfit(&["explain", "tests/fixtures/golden/seed-models.deploy", "--format", "json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = deployfit(&[
+        "explain",
+        "tests/fixtures/golden/seed-models.deploy",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     json(&output).as_array().unwrap().clone()
 }
 
@@ -115,11 +158,17 @@ fn raw_kv_cache_and_what_gqa_saves() {
     let glm9 = deployment(&all, "glm9_32k");
     assert_eq!(glm9["kv_bytes"], 1_342_177_280);
     assert_eq!(format!("{:.2}", gib(&glm9["mha_kv_bytes"])), "20.00");
-    assert_eq!(format!("{:.1}", glm9["kv_saving"].as_f64().unwrap() * 100.0), "93.8");
+    assert_eq!(
+        format!("{:.1}", glm9["kv_saving"].as_f64().unwrap() * 100.0),
+        "93.8"
+    );
     let glm32 = deployment(&all, "glm32_32k");
     assert_eq!(format!("{:.2}", gib(&glm32["kv_bytes"])), "1.91");
     assert_eq!(format!("{:.2}", gib(&glm32["mha_kv_bytes"])), "45.75");
-    assert_eq!(format!("{:.1}", glm32["kv_saving"].as_f64().unwrap() * 100.0), "95.8");
+    assert_eq!(
+        format!("{:.1}", glm32["kv_saving"].as_f64().unwrap() * 100.0),
+        "95.8"
+    );
 }
 
 #[test]
@@ -140,7 +189,10 @@ fn real_artifacts_beat_bpw() {
     let q4 = row(&m, "Q4_K_M");
     assert_eq!(format!("{:.2}", gib(&q4["weights_bytes"])), "5.74");
     // 5.25 effective bits per weight over 9,400,279,040 parameters.
-    assert_eq!(format!("{:.2}", 6_166_574_944.0 * 8.0 / 9_400_279_040.0), "5.25");
+    assert_eq!(
+        format!("{:.2}", 6_166_574_944.0 * 8.0 / 9_400_279_040.0),
+        "5.25"
+    );
     let explained = explain();
     let glm9 = deployment(&explained, "glm9_32k");
     assert_eq!(glm9["weights_bytes"], 6_166_574_944_i64);
@@ -153,21 +205,55 @@ fn seed_002_file_based_totals_fall_in_its_engine_range() {
     // 6.18–6.69 at 8,192, 7.12–7.70 at 32,768. BF16 safetensors with vLLM or SGLang at
     // 8,192: 18.45–20.33.
     for engine in ["llamacpp", "ollama"] {
-        let gguf = matrix(&["glm4_9b", "--contexts", "2k,8k,32k", "--engine", engine, "--format", "json"]);
+        let gguf = matrix(&[
+            "glm4_9b",
+            "--contexts",
+            "2k,8k,32k",
+            "--engine",
+            engine,
+            "--format",
+            "json",
+        ]);
         let q4 = row(&gguf, "Q4_K_M");
-        for (total, (low, high)) in q4["totals"].as_array().unwrap().iter().zip([(5.95, 6.44), (6.18, 6.69), (7.12, 7.70)]) {
+        for (total, (low, high)) in
+            q4["totals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip([(5.95, 6.44), (6.18, 6.69), (7.12, 7.70)])
+        {
             let ours = gib(&total["low_bytes"]);
-            assert!((low..=high).contains(&ours), "{engine} @ {}: {ours:.2} outside {low}–{high}", total["context"]);
+            assert!(
+                (low..=high).contains(&ours),
+                "{engine} @ {}: {ours:.2} outside {low}–{high}",
+                total["context"]
+            );
         }
     }
     // SGLang keeps the seed-derived overhead and lands inside the range. vLLM's overhead
     // is fitted to 37 real vLLM 0.19 startup logs (docs/calibration-vllm.md): 0.59 GiB +
     // 14 kB per vocabulary entry, 2.59 GiB for GLM-4's 151,552 tokens, so the total sits
     // 0.08 GiB (0.4 %) above the seed's upper bound: a documented, measured difference.
-    let sglang = matrix(&["glm4_9b", "--contexts", "8k", "--engine", "sglang", "--format", "json"]);
+    let sglang = matrix(&[
+        "glm4_9b",
+        "--contexts",
+        "8k",
+        "--engine",
+        "sglang",
+        "--format",
+        "json",
+    ]);
     let total = gib(&row(&sglang, "bf16")["totals"][0]["low_bytes"]);
     assert!((18.45..=20.33).contains(&total), "sglang: {total:.2}");
-    let vllm = matrix(&["glm4_9b", "--contexts", "8k", "--engine", "vllm", "--format", "json"]);
+    let vllm = matrix(&[
+        "glm4_9b",
+        "--contexts",
+        "8k",
+        "--engine",
+        "vllm",
+        "--format",
+        "json",
+    ]);
     let total = gib(&row(&vllm, "bf16")["totals"][0]["low_bytes"]);
     assert_eq!(format!("{total:.2}"), "20.41");
 }

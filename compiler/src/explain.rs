@@ -49,9 +49,8 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 });
             };
             let scope = db::scope(db, file);
-            let entry = |kind: DeclKind, name: &str| {
-                scope.lookup(kind, name).map(|k| db::entry(db, k))
-            };
+            let entry =
+                |kind: DeclKind, name: &str| scope.lookup(kind, name).map(|k| db::entry(db, k));
             let model = entry(DeclKind::Model, &setup.model);
             let attention = model
                 .and_then(|m| match m.fields.get("attention") {

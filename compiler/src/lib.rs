@@ -8,6 +8,7 @@ pub mod db;
 pub mod diagnostics;
 pub mod eval;
 pub mod explain;
+pub mod export;
 pub mod fmt;
 pub mod matrix;
 pub mod names;

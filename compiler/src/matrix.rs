@@ -85,17 +85,27 @@ fn lookup<'db>(
                 .suggest(kind, name)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
-            Err(MatrixError(format!("unknown {} `{name}`{hint}", kind.keyword())))
+            Err(MatrixError(format!(
+                "unknown {} `{name}`{hint}",
+                kind.keyword()
+            )))
         }
     }
 }
 
 /// Builds the matrix against the names visible from `file` (the stdlib, at least).
-pub fn matrix(db: &dyn Db, file: SourceFile, request: &MatrixRequest) -> Result<Matrix, MatrixError> {
+pub fn matrix(
+    db: &dyn Db,
+    file: SourceFile,
+    request: &MatrixRequest,
+) -> Result<Matrix, MatrixError> {
     let scope = db::scope(db, file);
     let model_name = model_by_alias(db, scope, &request.model).ok_or_else(|| {
         let hint = scope
-            .suggest(DeclKind::Model, &request.model.replace(['-', '.', '/', ':'], "_"))
+            .suggest(
+                DeclKind::Model,
+                &request.model.replace(['-', '.', '/', ':'], "_"),
+            )
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
         MatrixError(format!(
@@ -118,7 +128,12 @@ pub fn matrix(db: &dyn Db, file: SourceFile, request: &MatrixRequest) -> Result<
         .map(|(name, key)| (name, db::entry(db, key)))
         .filter_map(|(name, entry)| {
             let memory = entry.number("memory")?;
-            Some((memory, entry.number("price").unwrap_or(f64::INFINITY), name, entry))
+            Some((
+                memory,
+                entry.number("price").unwrap_or(f64::INFINITY),
+                name,
+                entry,
+            ))
         })
         .collect();
     gpus.sort_by(|a, b| {

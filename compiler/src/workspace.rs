@@ -168,13 +168,25 @@ impl Workspace {
         file: Option<SourceFile>,
     ) -> Result<crate::matrix::Matrix, crate::matrix::MatrixError> {
         if request.contexts.is_empty() {
-            return Err(crate::matrix::MatrixError("give at least one context".into()));
+            return Err(crate::matrix::MatrixError(
+                "give at least one context".into(),
+            ));
         }
         let file = match file {
             Some(file) => file,
             None => self.set_file(Path::new("<matrix>"), String::new()),
         };
         crate::matrix::matrix(&self.db, file, request)
+    }
+
+    /// The launch command of one deployment for an engine.
+    pub fn export(
+        &self,
+        file: SourceFile,
+        deployment: &str,
+        target: crate::export::Target,
+    ) -> Result<String, crate::export::ExportError> {
+        crate::export::export(&self.db, file, deployment, target)
     }
 
     /// The text of a loaded file or a stdlib file, for renderers.

@@ -66,7 +66,11 @@ impl Env for DeploymentEnv<'_, '_> {
 }
 
 /// Finds a model by catalog name, Hugging Face id or Ollama tag.
-pub(crate) fn model_by_alias<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<String> {
+pub(crate) fn model_by_alias<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    text: &str,
+) -> Option<String> {
     if scope.lookup(DeclKind::Model, text).is_some() {
         return Some(text.to_string());
     }
@@ -207,7 +211,9 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
         context: inputs.context,
         seqs: inputs.seqs,
         replicas: inputs.replicas,
-        memory_utilization: inputs.memory_utilization.map(|u| (u * 100.0).round() as u64),
+        memory_utilization: inputs
+            .memory_utilization
+            .map(|u| (u * 100.0).round() as u64),
     });
     result.breakdown = estimate.breakdown;
     let mut fields = resolved.fields;
@@ -286,7 +292,9 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
         };
         if name != inputs.gpu_name && memory::fits(&variant) == Some(true) {
             let hourly = crate::units::Quantity::real(price, crate::units::Dim::HOURLY).display();
-            out.push(format!("gpu = {name} fits, the cheapest that does at {hourly} per GPU"));
+            out.push(format!(
+                "gpu = {name} fits, the cheapest that does at {hourly} per GPU"
+            ));
             break;
         }
     }

@@ -273,7 +273,13 @@ pub struct Estimate {
 pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
     let mem = memory(inputs).ok()?;
     let usable = mem.usable?;
-    Some(mem.per_gpu(inputs.context as f64, inputs.seqs as f64, inputs.count as f64) <= usable)
+    Some(
+        mem.per_gpu(
+            inputs.context as f64,
+            inputs.seqs as f64,
+            inputs.count as f64,
+        ) <= usable,
+    )
 }
 
 /// Computes every property; a figure that cannot be computed says what is missing.
@@ -329,7 +335,9 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         verdict: None,
         max_context: None,
         model_max_context: window.map(|w| w as u64),
-        mha_kv_bytes: mem.mha_per_token.map(|m| (m * context * seqs).round() as i128),
+        mha_kv_bytes: mem
+            .mha_per_token
+            .map(|m| (m * context * seqs).round() as i128),
         kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
         kv_heads_replicated: mem.replicated,
     };
@@ -351,10 +359,9 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
                 "fit_advice",
                 Ok(Value::Str(fit_advice(inputs, &mem, usable, largest))),
             );
-            let comfortable = largest_context(|c| {
-                mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE
-            })
-            .min(window.unwrap_or(f64::INFINITY));
+            let comfortable =
+                largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
+                    .min(window.unwrap_or(f64::INFINITY));
             props.insert(
                 "comfortable_context",
                 Ok(Value::Q(Quantity::real(comfortable, Dim::TOKENS))),

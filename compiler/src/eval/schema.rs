@@ -156,7 +156,11 @@ const MODEL: &[FieldSpec] = &[
 ];
 
 const QUANT: &[FieldSpec] = &[
-    f("bits", FieldTy::Number, "nominal bits of the packed weights"),
+    f(
+        "bits",
+        FieldTy::Number,
+        "nominal bits of the packed weights",
+    ),
     f("bpw", FieldTy::Number, "effective bits per weight"),
     f("kind", FieldTy::Symbol(QUANT_KINDS), "format family"),
     f(

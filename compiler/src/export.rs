@@ -1,0 +1,213 @@
+//! `export`: the launch command of a deployment for a serving engine, as the seed pages
+//! show them (a `vllm serve` command line, an Ollama Modelfile with the server's
+//! environment, a `llama-server` command line).
+
+use crate::db::{self, Db, SourceFile};
+use crate::eval::Value;
+use crate::eval::deployment::Setup;
+use crate::syntax::ast::DeclKind;
+
+/// The engines `export` writes launch commands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Vllm,
+    Ollama,
+    Llamacpp,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Vllm => "vllm",
+            Target::Ollama => "ollama",
+            Target::Llamacpp => "llamacpp",
+        }
+    }
+}
+
+/// Why a deployment cannot be exported, with the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportError {
+    pub message: String,
+    pub help: String,
+}
+
+fn error(message: impl Into<String>, help: impl Into<String>) -> ExportError {
+    ExportError {
+        message: message.into(),
+        help: help.into(),
+    }
+}
+
+/// Writes the launch command of deployment `name` in `file` for `target`.
+pub fn export(
+    db: &dyn Db,
+    file: SourceFile,
+    name: &str,
+    target: Target,
+) -> Result<String, ExportError> {
+    let keys: Vec<_> = db::decl_keys(db, file)
+        .iter()
+        .copied()
+        .filter(|key| key.kind(db) == DeclKind::Deployment)
+        .collect();
+    let Some(key) = keys.iter().copied().find(|key| key.name(db) == name) else {
+        let names: Vec<&str> = keys.iter().map(|k| k.name(db).as_str()).collect();
+        let help = crate::names::closest(name, names.iter().copied())
+            .map(|s| format!("did you mean `{s}`?"))
+            .unwrap_or_else(|| format!("the deployments are {}", names.join(", ")));
+        return Err(error(format!("no deployment `{name}` in this file"), help));
+    };
+    let result = db::deployment(db, key);
+    let Some(setup) = &result.setup else {
+        return Err(error(
+            format!("deployment `{name}` could not be evaluated"),
+            "run `deployfit check` on the file and fix its errors first",
+        ));
+    };
+    let scope = db::scope(db, file);
+    let field = |kind: DeclKind, entry: &str, field: &str| -> Option<Value> {
+        let key = scope.lookup(kind, entry)?;
+        db::entry(db, key).fields.get(field).cloned()
+    };
+    let text = |kind, entry: &str, name| match field(kind, entry, name) {
+        Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
+        _ => None,
+    };
+    let runs = match field(DeclKind::Quant, &setup.quant, "engines") {
+        Some(Value::List(engines)) => engines
+            .iter()
+            .any(|e| matches!(e, Value::Ref(_, n) if n == target.name())),
+        _ => true,
+    };
+    if !runs {
+        return Err(error(
+            format!("{} weights do not run on {}", setup.quant, target.name()),
+            format!(
+                "export for an engine listed in {}'s `engines`, or choose a quant that {} runs",
+                setup.quant,
+                target.name()
+            ),
+        ));
+    }
+    let hf = text(DeclKind::Model, &setup.model, "hf");
+    let kind = text(DeclKind::Quant, &setup.quant, "kind").unwrap_or_default();
+    match target {
+        Target::Vllm => vllm(setup, hf, &kind),
+        Target::Ollama => ollama(setup, text(DeclKind::Model, &setup.model, "ollama")),
+        Target::Llamacpp => llamacpp(setup, hf),
+    }
+}
+
+fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportError> {
+    let hf = hf.ok_or_else(|| {
+        error(
+            format!("model `{}` has no Hugging Face id", setup.model),
+            format!(
+                "add `hf = \"org/name\"` to `{}` (with `extends`)",
+                setup.model
+            ),
+        )
+    })?;
+    let kv = match setup.kv_cache.as_str() {
+        "fp16" | "bf16" => "auto",
+        "fp8" => "fp8",
+        other => {
+            return Err(error(
+                format!("vLLM has no `{other}` KV cache"),
+                "use kv_cache = fp8 or fp16 with vLLM",
+            ));
+        }
+    };
+    let utilization = setup.memory_utilization.unwrap_or(90);
+    let mut lines = vec![
+        format!("vllm serve {hf}"),
+        format!("  --tensor-parallel-size {}", setup.count),
+        format!("  --max-model-len {}", setup.context),
+        format!("  --max-num-seqs {}", setup.seqs),
+        format!(
+            "  --gpu-memory-utilization {:.2}",
+            utilization as f64 / 100.0
+        ),
+        format!("  --kv-cache-dtype {kv}"),
+    ];
+    match (kind, setup.quant.as_str()) {
+        (_, "fp8") => lines.push("  --quantization fp8".into()),
+        ("awq", _) => lines.push("  --quantization awq".into()),
+        ("gptq", _) => lines.push("  --quantization gptq".into()),
+        _ => {}
+    }
+    lines.push("  --port 8000".into());
+    Ok(format!("{}\n", lines.join(" \\\n")))
+}
+
+fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {
+    let tag = tag.ok_or_else(|| {
+        error(
+            format!("model `{}` has no Ollama tag", setup.model),
+            format!(
+                "add `ollama = \"name:tag\"` to `{}` (with `extends`)",
+                setup.model
+            ),
+        )
+    })?;
+    let kv = match setup.kv_cache.as_str() {
+        "fp16" | "bf16" => "f16",
+        "q8_0" => "q8_0",
+        "q4_0" => "q4_0",
+        other => {
+            return Err(error(
+                format!("Ollama has no `{other}` KV cache"),
+                "use kv_cache = q8_0, q4_0 or fp16 with Ollama",
+            ));
+        }
+    };
+    Ok(format!(
+        "# Save as Modelfile, then run: ollama create {model}-{quant} -f Modelfile\n\
+         FROM {tag}\n\
+         PARAMETER num_ctx {context}\n\
+         \n\
+         # Environment for `ollama serve` ({seqs} parallel sequence{plural}, {kv} KV cache):\n\
+         # OLLAMA_NUM_PARALLEL={seqs} OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE={kv} ollama serve\n",
+        model = setup.model,
+        quant = setup.quant.to_lowercase(),
+        context = setup.context,
+        seqs = setup.seqs,
+        plural = if setup.seqs == 1 { "" } else { "s" },
+    ))
+}
+
+fn llamacpp(setup: &Setup, hf: Option<String>) -> Result<String, ExportError> {
+    let kv = match setup.kv_cache.as_str() {
+        "fp16" => "f16",
+        "bf16" => "bf16",
+        "q8_0" => "q8_0",
+        "q4_0" => "q4_0",
+        other => {
+            return Err(error(
+                format!("llama.cpp has no `{other}` KV cache"),
+                "use kv_cache = q8_0, q4_0 or fp16 with llama.cpp",
+            ));
+        }
+    };
+    let base = hf
+        .as_deref()
+        .and_then(|id| id.rsplit('/').next())
+        .unwrap_or(&setup.model)
+        .to_string();
+    // llama-server's -c is the context of all slots together.
+    let mut lines = vec![
+        format!("llama-server -m models/{base}-{}.gguf", setup.quant),
+        format!("  --ctx-size {}", setup.context * setup.seqs),
+        format!("  --parallel {}", setup.seqs),
+        "  --n-gpu-layers 999".to_string(),
+        "  --flash-attn on".to_string(),
+        format!("  --cache-type-k {kv}"),
+        format!("  --cache-type-v {kv}"),
+    ];
+    if setup.count > 1 {
+        lines.push("  --split-mode layer".into());
+    }
+    lines.push("  --port 8080".into());
+    Ok(format!("{}\n", lines.join(" \\\n")))
+}
