@@ -114,6 +114,14 @@ pub const CODES: &[(&str, &str)] = &[
         "built-in rule: the weight format does not run on the engine",
     ),
     (
+        "deploy::fit::kv_heads_replicated",
+        "built-in rule (info): the KV cache cannot be split evenly over the GPUs, so parts are replicated",
+    ),
+    (
+        "deploy::fit::low_bit_quant",
+        "built-in rule: the weights are packed in fewer than 4 bits",
+    ),
+    (
         "deploy::rule::NAME",
         "a user rule named NAME fired (its code unless the rule sets `code`)",
     ),

@@ -362,6 +362,12 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             let comfortable =
                 largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
                     .min(window.unwrap_or(f64::INFINITY));
+            // Rounded down to whole kibi-tokens, so that the help reads as a field value.
+            let comfortable = if comfortable >= 1024.0 {
+                (comfortable / 1024.0).floor() * 1024.0
+            } else {
+                comfortable
+            };
             props.insert(
                 "comfortable_context",
                 Ok(Value::Q(Quantity::real(comfortable, Dim::TOKENS))),
