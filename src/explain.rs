@@ -42,7 +42,7 @@ pub fn table(e: &Explanation) -> String {
     let b = &e.breakdown;
     let s = &e.setup;
     let mut out = format!(
-        "{} ({}:{})\n  {} · {} · {} · {} × {} · context {} × {} seqs · KV {}\n",
+        "{} ({}:{})\n  {} · {} · {} · {} × {} · context {} × {} seq{} · KV {}\n",
         e.deployment,
         e.file.display(),
         e.line,
@@ -53,6 +53,7 @@ pub fn table(e: &Explanation) -> String {
         s.gpu,
         Quantity::real(s.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
         s.seqs,
+        if s.seqs == 1 { "" } else { "s" },
         s.kv_cache
     );
     let weights_note = if b.weights_source == "files" {

@@ -366,6 +366,7 @@ fn export(path: &Path, deployment: &str, engine: ExportEngine) -> Result<u8, Str
             print!("{text}");
             Ok(0)
         }
+        Err(error) if error.usage => Err(format!("{} ({})", error.message, error.help)),
         Err(error) => {
             eprintln!("error: {}\n  help: {}", error.message, error.help);
             Ok(EXIT_PROBLEMS)

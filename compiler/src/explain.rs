@@ -85,8 +85,10 @@ fn assumptions(
     gpu: Option<&crate::eval::Entry<'_>>,
 ) -> Vec<String> {
     let mut out = vec![format!(
-        "context is the token budget of each sequence (prompt plus reserved output): {} tokens × {} sequences",
-        setup.context, setup.seqs
+        "context is the token budget of each sequence (prompt plus reserved output): {} tokens × {} sequence{}",
+        setup.context,
+        setup.seqs,
+        if setup.seqs == 1 { "" } else { "s" }
     )];
     if breakdown.weights_source == "files" {
         out.push(format!(
@@ -112,10 +114,17 @@ fn assumptions(
         setup.kv_cache
     ));
     if breakdown.kv_heads_replicated {
-        out.push(format!(
-            "with {} GPUs each GPU holds whole KV heads, so part of the KV cache is replicated",
-            setup.count
-        ));
+        out.push(if breakdown.kv_heads_per_gpu.is_some() {
+            format!(
+                "a KV head is never split: over {} GPUs each holds whole heads, so part of the KV cache is replicated",
+                setup.count
+            )
+        } else {
+            format!(
+                "MLA's compressed KV cache is held whole by each of the {} GPUs",
+                setup.count
+            )
+        });
     }
     if let Some(window) = breakdown.model_max_context {
         if setup.context > window {

@@ -30,12 +30,15 @@ impl Target {
 pub struct ExportError {
     pub message: String,
     pub help: String,
+    /// The request itself was wrong (an unknown deployment), not the deployment.
+    pub usage: bool,
 }
 
 fn error(message: impl Into<String>, help: impl Into<String>) -> ExportError {
     ExportError {
         message: message.into(),
         help: help.into(),
+        usage: false,
     }
 }
 
@@ -56,7 +59,10 @@ pub fn export(
         let help = crate::names::closest(name, names.iter().copied())
             .map(|s| format!("did you mean `{s}`?"))
             .unwrap_or_else(|| format!("the deployments are {}", names.join(", ")));
-        return Err(error(format!("no deployment `{name}` in this file"), help));
+        return Err(ExportError {
+            usage: true,
+            ..error(format!("no deployment `{name}` in this file"), help)
+        });
     };
     let result = db::deployment(db, key);
     let Some(setup) = &result.setup else {
@@ -119,15 +125,15 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
             ));
         }
     };
-    let utilization = setup.memory_utilization.unwrap_or(90);
+    let utilization = setup.memory_utilization.unwrap_or(0.9);
     let mut lines = vec![
         format!("vllm serve {hf}"),
         format!("  --tensor-parallel-size {}", setup.count),
         format!("  --max-model-len {}", setup.context),
         format!("  --max-num-seqs {}", setup.seqs),
         format!(
-            "  --gpu-memory-utilization {:.2}",
-            utilization as f64 / 100.0
+            "  --gpu-memory-utilization {}",
+            (utilization * 1000.0).round() / 1000.0
         ),
         format!("  --kv-cache-dtype {kv}"),
     ];
@@ -138,7 +144,14 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
         _ => {}
     }
     lines.push("  --port 8000".into());
-    Ok(format!("{}\n", lines.join(" \\\n")))
+    let note = match kind {
+        "awq" | "gptq" => format!(
+            "# {hf} is the base checkpoint: point `vllm serve` at a {} repository of it.\n",
+            kind.to_uppercase()
+        ),
+        _ => String::new(),
+    };
+    Ok(format!("{note}{}\n", lines.join(" \\\n")))
 }
 
 fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {

@@ -151,9 +151,9 @@ pub fn matrix(
         let runs: Vec<(&str, &Entry<'_>)> = engines
             .iter()
             .copied()
-            .filter(|(name, _)| request.engine.is_some() || runs_on(quant, name))
+            .filter(|(name, _)| runs_on(quant, name))
             .collect();
-        let Some((first_engine, first)) = runs.first().copied() else {
+        let Some((_, first)) = runs.first().copied() else {
             continue;
         };
         // Totals need no GPU: the model entry stands in, and has no `memory`.
@@ -196,6 +196,17 @@ pub fn matrix(
                 }
             })
             .collect();
+        // The smallest GPU is chosen with the engine that needs the least memory, the low
+        // end of the range the row prints.
+        let (lightest_name, lightest) = runs
+            .iter()
+            .copied()
+            .min_by_key(|(_, engine)| {
+                breakdown(engine, gpu_context)
+                    .map(|b| b.total_bytes)
+                    .unwrap_or(i128::MAX)
+            })
+            .unwrap_or(runs[0]);
         let smallest_gpu = gpus
             .iter()
             .find(|(_, _, gpu_name, gpu)| {
@@ -205,8 +216,8 @@ pub fn matrix(
                     quant,
                     quant_name,
                     kv,
-                    engine: first,
-                    engine_name: first_engine,
+                    engine: lightest,
+                    engine_name: lightest_name,
                     gpu,
                     gpu_name,
                     context: gpu_context,

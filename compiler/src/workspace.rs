@@ -104,10 +104,14 @@ impl Workspace {
     pub fn load(&mut self, path: &Path) -> std::io::Result<SourceFile> {
         let bytes = std::fs::read(path)?;
         let (text, invalid) = decode(bytes);
-        let in_stdlib_folder = path
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|name| name == "stdlib");
+        // Only deployfit's own repository: a `stdlib/` folder beside `grammar/deploy.pest`.
+        let in_stdlib_folder = path.parent().is_some_and(|folder| {
+            folder.file_name().is_some_and(|name| name == "stdlib")
+                && folder
+                    .parent()
+                    .map(|repo| repo.join("grammar").join("deploy.pest"))
+                    .is_some_and(|grammar| grammar.exists())
+        });
         if in_stdlib_folder
             && invalid.is_none()
             && let Some(name) = path.file_name().and_then(|n| n.to_str())

@@ -25,7 +25,7 @@ pub struct DeploymentResult<'db> {
 }
 
 /// What a deployment resolved to: entry names and the numbers that were used.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Setup {
     pub model: String,
     pub quant: String,
@@ -36,7 +36,8 @@ pub struct Setup {
     pub context: u64,
     pub seqs: u64,
     pub replicas: u64,
-    pub memory_utilization: Option<u64>,
+    /// The override of the engine's memory share, 0–1.
+    pub memory_utilization: Option<f64>,
 }
 
 /// What expressions over a deployment read: its properties, its fields, the catalog.
@@ -211,9 +212,7 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
         context: inputs.context,
         seqs: inputs.seqs,
         replicas: inputs.replicas,
-        memory_utilization: inputs
-            .memory_utilization
-            .map(|u| (u * 100.0).round() as u64),
+        memory_utilization: inputs.memory_utilization,
     });
     result.breakdown = estimate.breakdown;
     let mut fields = resolved.fields;

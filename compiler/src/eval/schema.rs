@@ -417,7 +417,7 @@ pub const PROPERTIES: &[Property] = &[
         "kv_heads_replicated",
         FieldTy::Predicate,
         &["model", "count"],
-        "fewer KV heads than GPUs: every GPU holds a whole head",
+        "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs",
     ),
     p(
         "quant_runs_on_engine",
