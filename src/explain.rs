@@ -108,6 +108,34 @@ pub fn table(e: &Explanation) -> String {
             tokens(max)
         ));
     }
+    let p = &e.performance;
+    if let (Some(decode), Some(low), Some(high)) =
+        (p.decode_tps, p.decode_tps_low, p.decode_tps_high)
+    {
+        let bound = p.bound.as_deref().unwrap_or("");
+        out.push_str(&format!(
+            "  decode       {:>8.1} tok/s  per sequence ({low:.1}–{high:.1}), {bound}\n",
+            decode
+        ));
+    }
+    if let Some(throughput) = p.throughput_tps {
+        out.push_str(&format!(
+            "  throughput   {throughput:>8.1} tok/s  all sequences\n"
+        ));
+    }
+    if let (Some(prefill), Some(ttft)) = (p.prefill_tps, p.ttft_s) {
+        out.push_str(&format!(
+            "  prefill      {prefill:>8.0} tok/s  time to first token {}\n",
+            Quantity::real(ttft, deployfit_compiler::units::Dim::SECONDS).display()
+        ));
+    }
+    if let Some(hourly) = p.cost_per_hour {
+        let per_mtok = p
+            .cost_per_mtok
+            .map(|c| format!(", ${c:.2} per million output tokens"))
+            .unwrap_or_default();
+        out.push_str(&format!("  cost         ${hourly:.2}/h{per_mtok}\n"));
+    }
     out.push_str("  assumptions:\n");
     for assumption in &e.assumptions {
         out.push_str(&format!("  - {assumption}\n"));

@@ -19,11 +19,52 @@ pub struct Explanation {
     pub setup: Setup,
     #[serde(flatten)]
     pub breakdown: Breakdown,
+    #[serde(flatten)]
+    pub performance: Performance,
     /// The model's attention kind (`mha`, `gqa`, `mla`, `hybrid`).
     pub attention: String,
     /// What GQA/MLA saves against plain multi-head attention, 0–1.
     pub kv_saving: Option<f64>,
     pub assumptions: Vec<String>,
+}
+
+/// Speed and cost, in plain units: tokens/s, seconds, dollars per hour and per million
+/// tokens. `None` where a catalog figure is missing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Performance {
+    pub decode_tps: Option<f64>,
+    pub decode_tps_low: Option<f64>,
+    pub decode_tps_high: Option<f64>,
+    pub throughput_tps: Option<f64>,
+    pub prefill_tps: Option<f64>,
+    pub ttft_s: Option<f64>,
+    pub cost_per_hour: Option<f64>,
+    pub cost_per_mtok: Option<f64>,
+    /// `bandwidth-bound` or `compute-bound`.
+    pub bound: Option<String>,
+}
+
+fn performance(
+    props: &std::collections::BTreeMap<String, Result<Value, crate::eval::EvalError>>,
+) -> Performance {
+    let number = |name: &str| match props.get(name) {
+        Some(Ok(Value::Q(q))) if q.value().is_finite() => Some(q.value()),
+        _ => None,
+    };
+    Performance {
+        decode_tps: number("decode_tps"),
+        decode_tps_low: number("decode_tps_low"),
+        decode_tps_high: number("decode_tps_high"),
+        throughput_tps: number("throughput"),
+        prefill_tps: number("prefill_tps"),
+        ttft_s: number("ttft"),
+        cost_per_hour: number("cost_per_hour").map(|per_second| per_second * 3600.0),
+        cost_per_mtok: number("cost_per_mtok").map(|per_token| per_token * 1e6),
+        bound: match props.get("bound") {
+            Some(Ok(Value::Str(bound))) => Some(bound.clone()),
+            _ => None,
+        },
+    }
 }
 
 /// Why a deployment has no explanation: the diagnostics say more.
@@ -63,13 +104,28 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 .filter(|mha| *mha > 0)
                 .map(|mha| 1.0 - breakdown.kv_bytes as f64 / mha as f64);
             let gpu = entry(DeclKind::Gpu, &setup.gpu);
-            let assumptions = assumptions(setup, breakdown, model, gpu);
+            let mut assumptions = assumptions(setup, breakdown, model, gpu);
+            if let Some(gpu) = gpu
+                && gpu.number("price").is_none()
+                && gpu.number("msrp").is_some()
+            {
+                assumptions.push(format!(
+                    "{} has no cloud price: its launch price is amortised over three years of continuous use",
+                    setup.gpu
+                ));
+            }
+            assumptions.push(
+                "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
+                    .into(),
+            );
+            let performance = performance(result.props.as_ref().unwrap_or(&Default::default()));
             Ok(Explanation {
                 deployment: summary.name,
                 file: summary.file,
                 line: summary.line,
                 setup: setup.clone(),
                 breakdown: breakdown.clone(),
+                performance,
                 attention,
                 kv_saving,
                 assumptions,

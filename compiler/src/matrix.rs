@@ -174,6 +174,8 @@ pub fn matrix(
                 replicas: 1,
                 memory_utilization: None,
                 prompt: None,
+                output: None,
+                rate: None,
                 theoretical_weights: request.theoretical_weights,
             })
             .breakdown
@@ -226,6 +228,8 @@ pub fn matrix(
                     replicas: 1,
                     memory_utilization: None,
                     prompt: None,
+                    output: None,
+                    rate: None,
                     theoretical_weights: request.theoretical_weights,
                 }) == Some(true)
             })

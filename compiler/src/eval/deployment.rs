@@ -185,6 +185,16 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
             _ => None,
         },
         theoretical_weights: false,
+        output: resolved
+            .workload
+            .get("output")
+            .and_then(Value::quantity)
+            .map(|q| q.value()),
+        rate: resolved
+            .workload
+            .get("rate")
+            .and_then(Value::quantity)
+            .map(|q| q.value()),
         prompt: resolved
             .workload
             .get("prompt")

@@ -1,13 +1,12 @@
 //! The figures a deployment exposes: memory, fit, speed and cost.
 //!
-//! PRELIMINARY. The memory terms follow ../shared/design/estimation.md (weights from the
-//! model's files table or params × bpw, KV per attention kind, tensor-parallel head
-//! split with replication, engine overhead and utilization). The speed and cost terms
-//! are PLACEHOLDERS until the speed model is fitted to the calibration data: fixed
-//! efficiencies (decode 0.7 of bandwidth, prefill 0.4 of dense BF16). docs/estimation.md
-//! says which is which.
+//! The memory terms follow docs/estimation.md (weights from the model's files table or
+//! params × bpw, KV per attention kind, tensor-parallel head split with replication,
+//! engine overhead and utilization); speed comes from the fitted roofline in
+//! [`super::speed`]; cost from the GPU's price and the workload.
 
 use super::entry::Entry;
+use super::speed;
 use super::{EvalError, Properties, Value};
 use crate::units::{Dim, Quantity};
 
@@ -28,15 +27,14 @@ pub struct Inputs<'a, 'db> {
     pub replicas: u64,
     pub memory_utilization: Option<f64>,
     pub prompt: Option<f64>,
+    /// The workload's output tokens per request and request rate, when it has them.
+    pub output: Option<f64>,
+    pub rate: Option<f64>,
     /// Weights from `params × bpw` even when the model lists artifact sizes (the seed
     /// pages' matrices compute them this way).
     pub theoretical_weights: bool,
 }
 
-/// Placeholder decode efficiency: the share of memory bandwidth a decode step achieves.
-pub const DECODE_EFFICIENCY: f64 = 0.7;
-/// Placeholder prefill efficiency: the share of dense BF16 throughput prefill achieves.
-pub const PREFILL_EFFICIENCY: f64 = 0.4;
 /// Prompt length assumed for `ttft` when the deployment has no workload.
 pub const DEFAULT_PROMPT: f64 = 2048.0;
 /// Share of usable memory above which a fit is tight.
@@ -461,64 +459,169 @@ fn largest_context(fits: impl Fn(f64) -> bool) -> f64 {
     low
 }
 
-/// PLACEHOLDER speed and cost terms (see the module comment).
+/// Hours over which a card's launch price is amortised when it has no hourly price:
+/// three years of continuous use.
+pub const AMORTISATION_HOURS: f64 = 3.0 * 8760.0;
+/// NVLink bandwidth assumed per direction when an NVLink GPU lists none: NVLink 3 on the
+/// A100, 600 GB/s bidirectional.
+pub const DEFAULT_NVLINK_BANDWIDTH: f64 = 300e9;
+
+/// The hourly price of one GPU: its cloud price, else its launch price amortised.
+pub fn hourly_price(gpu: &Entry<'_>) -> Option<f64> {
+    gpu.number("price").or_else(|| {
+        gpu.number("msrp")
+            .map(|msrp| msrp / (AMORTISATION_HOURS * 3600.0))
+    })
+}
+
+/// Speed, throughput, workload and cost.
 fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties) {
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
+    let model = inputs.model;
+    let gpu = inputs.gpu;
     let rate = |v: f64| Value::Q(Quantity::real(v, Dim::TOKEN_RATE));
-    let decode = inputs.gpu.number("bandwidth").map(|bandwidth| {
-        // One decode step reads this GPU's weights and, on average, half of every
-        // sequence's full-context KV.
-        let step_bytes =
-            mem.weights / count + mem.kv_total(inputs.context as f64 / 2.0, seqs) * mem.kv_share;
-        DECODE_EFFICIENCY * bandwidth / step_bytes
-    });
     let no = |field: &str| missing(format!("`{}` has no `{field}`", inputs.gpu_name));
-    props.insert(
-        "decode_tps",
-        decode.map(rate).ok_or_else(|| no("bandwidth")),
-    );
-    props.insert(
-        "throughput",
-        decode
-            .map(|d| rate(d * seqs))
-            .ok_or_else(|| no("bandwidth")),
-    );
-    let active = inputs
-        .model
-        .number("active_params")
-        .or_else(|| inputs.model.number("params"));
-    let prefill = match (inputs.gpu.number("bf16"), active) {
-        (Some(peak), Some(active)) => Ok(PREFILL_EFFICIENCY * peak * count / (2.0 * active)),
-        (None, _) => Err(no("bf16")),
-        (_, None) => Err(missing(format!("`{}` has no `params`", inputs.model_name))),
+    let symbol = |field: &str| match gpu.fields.get(field) {
+        Some(Value::Symbol(s)) => Some(s.as_str()),
+        _ => None,
     };
-    props.insert("prefill_tps", prefill.clone().map(rate));
-    let prompt = inputs
-        .prompt
-        .unwrap_or_else(|| DEFAULT_PROMPT.min(inputs.context as f64));
+    let Some(bandwidth) = gpu.number("bandwidth") else {
+        for name in [
+            "decode_tps",
+            "decode_tps_low",
+            "decode_tps_high",
+            "throughput",
+            "prefill_tps",
+            "ttft",
+            "bound",
+            "cost_per_mtok",
+            "replicas_needed",
+            "load",
+            "required_throughput",
+        ] {
+            props.insert(name, Err(no("bandwidth")));
+        }
+        insert_cost(inputs, props, None);
+        return;
+    };
+    let unified = symbol("interconnect") == Some("unified");
+    let link =
+        gpu.number("link_bandwidth")
+            .unwrap_or(if symbol("interconnect") == Some("nvlink") {
+                DEFAULT_NVLINK_BANDWIDTH
+            } else {
+                speed::DEFAULT_LINK_BANDWIDTH
+            });
+    let params = model.number("params").unwrap_or(mem.weights * 2.0);
+    let context = inputs.context as f64;
+    let prompt = inputs.prompt.unwrap_or_else(|| DEFAULT_PROMPT.min(context));
+    // Decode reads, on average, the KV of half the generation beyond the prompt; without a
+    // workload, of half the context.
+    let decode_context = match (inputs.prompt, inputs.output) {
+        (Some(prompt), Some(output)) => (prompt + output / 2.0).min(context),
+        _ => context / 2.0,
+    };
+    let display_name = match gpu.fields.get("name") {
+        Some(Value::Str(name)) => name.as_str(),
+        _ => inputs.gpu_name,
+    };
+    let (family, backend) = speed::Family::classify(symbol("vendor"), unified, display_name);
+    // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
+    // inference kernels accumulate in FP16 at twice that rate.
+    let peak = gpu.number("bf16").map(|bf16| {
+        if family == speed::Family::Geforce {
+            bf16 * 2.0
+        } else {
+            bf16
+        }
+    });
+    let speed_inputs = speed::SpeedInputs {
+        family,
+        backend,
+        serving_engine: matches!(inputs.engine_name, "vllm" | "sglang" | "tensorrt_llm"),
+        layer_split: matches!(inputs.engine_name, "llamacpp" | "ollama"),
+        bandwidth,
+        peak,
+        link_bandwidth: link,
+        count,
+        weights_bytes: mem.weights,
+        params,
+        active_params: model.number("active_params").unwrap_or(params),
+        layers: model.number("layers").unwrap_or(0.0),
+        hidden: model.number("hidden").unwrap_or(0.0),
+        seqs,
+        kv_read_bytes: mem.kv_total(decode_context, seqs) * mem.kv_share,
+        prompt,
+    };
+    let speed = speed::estimate(&speed_inputs);
+    props.insert("decode_tps", Ok(rate(speed.decode_tps)));
+    props.insert("decode_tps_low", Ok(rate(speed.decode_tps_low)));
+    props.insert("decode_tps_high", Ok(rate(speed.decode_tps_high)));
+    props.insert("throughput", Ok(rate(speed.throughput_tps)));
+    props.insert("bound", Ok(Value::Str(speed.bound.describe().to_string())));
+    props.insert(
+        "prefill_tps",
+        speed.prefill_tps.map(rate).ok_or_else(|| no("bf16")),
+    );
     props.insert(
         "ttft",
-        prefill.map(|p| Value::Q(Quantity::real(prompt / p, Dim::SECONDS))),
+        speed
+            .ttft_s
+            .map(|t| Value::Q(Quantity::real(t, Dim::SECONDS)))
+            .ok_or_else(|| no("bf16")),
     );
-    let hourly = inputs
-        .gpu
-        .number("price")
+    // A workload: requests in flight follow Little's law (rate × time per request); each
+    // replica serves `seqs` of them at once.
+    let served = match (inputs.rate, inputs.output) {
+        (Some(rate_rps), Some(output)) => {
+            let latency = speed.ttft_s.unwrap_or(0.0) + output / speed.decode_tps;
+            let in_flight = rate_rps * latency;
+            let needed = (in_flight / seqs).ceil().max(1.0);
+            let load = in_flight / (seqs * inputs.replicas as f64);
+            props.insert("required_throughput", Ok(rate(rate_rps * output)));
+            props.insert(
+                "replicas_needed",
+                Ok(Value::Q(Quantity::new(
+                    crate::units::Num::Int(needed as i128),
+                    Dim::NONE,
+                ))),
+            );
+            props.insert("load", Ok(Value::Q(Quantity::ratio(load))));
+            // Tokens actually produced per second: the demand, up to the capacity.
+            Some((rate_rps * output).min(speed.throughput_tps * inputs.replicas as f64))
+        }
+        _ => {
+            let none =
+                || missing("the deployment has no `workload { rate ... output ... }`".to_string());
+            props.insert("required_throughput", Err(none()));
+            props.insert("replicas_needed", Err(none()));
+            props.insert("load", Err(none()));
+            None
+        }
+    };
+    let produced = served.unwrap_or(speed.throughput_tps * inputs.replicas as f64);
+    insert_cost(inputs, props, Some(produced));
+}
+
+/// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second.
+fn insert_cost(inputs: &Inputs<'_, '_>, props: &mut Properties, produced: Option<f64>) {
+    let count = inputs.count as f64;
+    let hourly = hourly_price(inputs.gpu)
         .map(|price| price * count * inputs.replicas as f64)
-        .ok_or_else(|| no("price"));
+        .ok_or_else(|| missing(format!("`{}` has no `price` or `msrp`", inputs.gpu_name)));
     props.insert(
         "cost_per_hour",
         hourly
             .clone()
             .map(|h| Value::Q(Quantity::real(h, Dim::HOURLY))),
     );
-    let per_token = match (hourly, decode) {
-        (Ok(h), Some(d)) => Ok(Value::Q(Quantity::real(
-            h / (d * seqs * inputs.replicas as f64),
-            Dim::PER_TOKEN,
-        ))),
+    let per_token = match (hourly, produced) {
+        (Ok(h), Some(tokens)) if tokens > 0.0 => {
+            Ok(Value::Q(Quantity::real(h / tokens, Dim::PER_TOKEN)))
+        }
         (Err(e), _) => Err(e),
-        (_, None) => Err(no("bandwidth")),
+        _ => Err(missing(format!("`{}` has no `bandwidth`", inputs.gpu_name))),
     };
     props.insert("cost_per_mtok", per_token);
 }

@@ -5,6 +5,7 @@ pub mod deployment;
 pub mod entry;
 pub mod memory;
 pub mod schema;
+pub mod speed;
 
 use std::collections::BTreeMap;
 

@@ -382,6 +382,44 @@ pub const PROPERTIES: &[Property] = &[
         "decode tokens/s of all sequences",
     ),
     p(
+        "decode_tps_low",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        SPEED,
+        "low end of the decode range (10th percentile of measured / predicted)",
+    ),
+    p(
+        "decode_tps_high",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        SPEED,
+        "high end of the decode range (90th percentile of measured / predicted)",
+    ),
+    p(
+        "bound",
+        FieldTy::Str,
+        SPEED,
+        "what limits a decode step: `bandwidth-bound` or `compute-bound`",
+    ),
+    p(
+        "required_throughput",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        &["workload"],
+        "output tokens per second the workload asks for (rate × output)",
+    ),
+    p(
+        "replicas_needed",
+        FieldTy::Number,
+        &["workload", "model", "quant", "gpu", "count", "seqs"],
+        "replicas that hold the workload's requests in flight (Little's law)",
+    ),
+    p(
+        "load",
+        FieldTy::Ratio,
+        &[
+            "workload", "model", "quant", "gpu", "count", "seqs", "replicas",
+        ],
+        "requests in flight / (seqs × replicas)",
+    ),
+    p(
         "prefill_tps",
         FieldTy::Q(Dim::TOKEN_RATE),
         &["model", "gpu", "count"],

@@ -143,6 +143,15 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
         "count" => format!("{value} GPUs: {} each", prop("memory_per_gpu")),
         "memory_utilization" => format!("{value} of GPU memory usable"),
         "replicas" => format!("{value} replicas"),
+        "workload" => {
+            let part = |name: &str| env.workload.get(name).map(Value::display);
+            match (part("rate"), part("prompt"), part("output")) {
+                (Some(rate), Some(prompt), Some(output)) => {
+                    format!("{rate}, {prompt} prompt + {output} output tokens per request")
+                }
+                _ => "the workload".to_string(),
+            }
+        }
         _ => format!("{field} = {value}"),
     }
 }
@@ -160,6 +169,28 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
             _ => None,
         })
         .collect();
+    let mut parts = parts;
+    let reads_any = |list: &[&str]| names.iter().any(|n| list.contains(&n.as_str()));
+    // Name the resource that binds: memory capacity, or what limits a decode step.
+    if reads_any(&[
+        "fits",
+        "headroom",
+        "utilization",
+        "memory_per_gpu",
+        "max_context",
+    ]) && env.props.get("fits") == Some(&Ok(Value::Bool(false)))
+    {
+        parts.push("memory-bound: the deployment does not fit".to_string());
+    } else if reads_any(&[
+        "decode_tps",
+        "throughput",
+        "cost_per_mtok",
+        "load",
+        "replicas_needed",
+    ]) && let Some(Ok(Value::Str(bound))) = env.props.get("bound")
+    {
+        parts.push(format!("decode is {bound}"));
+    }
     if parts.is_empty() {
         String::new()
     } else {
