@@ -90,4 +90,48 @@ fn main() {
         median(warm.clone()),
         warm.len()
     );
+
+    // The solver: one deployment over the full catalog (every GPU, weight format, KV
+    // dtype and tensor-parallel count), and 1,000 deployments with `gpu = ?`.
+    let full = "deployment open {\n    model    = glm4_9b\n    quant    = ?\n    context  = 32k\n    seqs     = 4\n    kv_cache = ?\n    engine   = llamacpp\n    gpu      = ?\n    count    = ?\n\n    require decode_tps >= 30 tok/s\n}\n";
+    let mut workspace = Workspace::new();
+    let file = workspace.set_file(Path::new("solve.deploy"), full.to_string());
+    let mut solves = Vec::new();
+    let mut evaluated = 0;
+    let mut candidates = 0;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let solutions = workspace.solve(file, 5);
+        solves.push(start.elapsed());
+        if let Some(Ok(solution)) = solutions.first() {
+            evaluated = solution.evaluated;
+            candidates = solution.candidates;
+        }
+    }
+    println!(
+        "full-catalog solve of one deployment: median {:?} ({candidates} candidates, {evaluated} evaluated)",
+        median(solves)
+    );
+
+    let mut many = String::new();
+    for i in 0..1_000 {
+        many.push_str(&format!(
+            "deployment d{i} {{\n    model    = {}\n    quant    = {}\n    context  = {}k\n    engine   = llamacpp\n    gpu      = ?\n}}\n\n",
+            MODELS[i % MODELS.len()],
+            QUANTS[i % QUANTS.len()],
+            4 << (i % 3),
+        ));
+    }
+    let mut thousand = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let mut workspace = Workspace::new();
+        let file = workspace.set_file(Path::new("many.deploy"), many.clone());
+        workspace.check(file);
+        thousand.push(start.elapsed());
+    }
+    println!(
+        "check of 1,000 deployments with `gpu = ?`: median {:?}",
+        median(thousand)
+    );
 }

@@ -3,6 +3,7 @@
 
 mod explain;
 mod matrix;
+mod tables;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -73,6 +74,55 @@ enum Command {
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
+    /// Solve the holes (`?`, `one_of [...]`) of the deployments in a file: the ranked
+    /// solutions and the better-ranked candidates that failed.
+    Solve {
+        /// The .deploy file.
+        file: PathBuf,
+        /// Only this deployment.
+        #[arg(long)]
+        deployment: Option<String>,
+        /// How many solutions to list.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
+    /// Every catalog GPU for a model: the best weight format that fits, memory, speed, price.
+    Gpus {
+        /// Catalog name, Hugging Face id or Ollama tag.
+        model: String,
+        /// Only this weight format.
+        #[arg(long)]
+        quant: Option<String>,
+        /// No weight format with fewer bits per weight than this one.
+        #[arg(long)]
+        min_quant: Option<String>,
+        /// Tokens per sequence (8192, 32k).
+        #[arg(long, default_value = "8k")]
+        context: String,
+        #[arg(long, default_value_t = 1)]
+        seqs: u64,
+        #[arg(long, default_value = "llamacpp")]
+        engine: String,
+        #[arg(long, default_value = "fp16")]
+        kv: String,
+        #[arg(long, value_enum, default_value_t = Sort::Speed)]
+        sort: Sort,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
+    /// Every catalog model on a GPU: the best weight format that fits and its speed.
+    Models {
+        /// A catalog GPU name (rtx_4090, h100_sxm5).
+        gpu: String,
+        #[arg(long, default_value = "8k")]
+        context: String,
+        #[arg(long, default_value = "llamacpp")]
+        engine: String,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
     /// Write the launch command of a deployment for a serving engine.
     Export {
         /// The .deploy file.
@@ -106,6 +156,13 @@ enum Format {
 enum TableFormat {
     Table,
     Json,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Sort {
+    Speed,
+    Cost,
+    Memory,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -177,6 +234,46 @@ fn main() -> ExitCode {
             deployment,
             engine,
         } => export(&file, &deployment, engine),
+        Command::Solve {
+            file,
+            deployment,
+            top,
+            format,
+        } => solve(&file, deployment.as_deref(), top, format),
+        Command::Gpus {
+            model,
+            quant,
+            min_quant,
+            context,
+            seqs,
+            engine,
+            kv,
+            sort,
+            format,
+        } => gpus(
+            deployfit_compiler::query::GpusRequest {
+                model,
+                quant,
+                min_quant,
+                context: 0,
+                seqs,
+                engine,
+                kv_cache: kv,
+                sort: match sort {
+                    Sort::Speed => deployfit_compiler::query::SortBy::Speed,
+                    Sort::Cost => deployfit_compiler::query::SortBy::Cost,
+                    Sort::Memory => deployfit_compiler::query::SortBy::Memory,
+                },
+            },
+            &context,
+            format,
+        ),
+        Command::Models {
+            gpu,
+            context,
+            engine,
+            format,
+        } => models(&gpu, &context, &engine, format),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -347,6 +444,89 @@ fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
         }
     };
     print!("{text}");
+    Ok(0)
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), String> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| format!("cannot write JSON: {e}"))?;
+    text.push('\n');
+    print!("{text}");
+    Ok(())
+}
+
+fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Result<u8, String> {
+    let mut workspace = Workspace::new();
+    let file = workspace
+        .load(path)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut results = workspace.solve(file, top.max(1));
+    if let Some(name) = only {
+        results.retain(|r| match r {
+            Ok(s) => s.deployment == name,
+            Err(message) => message.contains(&format!("`{name}`")),
+        });
+        if results.is_empty() {
+            return Err(format!(
+                "`{}` has no deployment `{name}` with holes",
+                path.display()
+            ));
+        }
+    }
+    if results.is_empty() {
+        return Err(format!(
+            "`{}` has no deployment with holes (`gpu = ?`, `quant = one_of [...]`)",
+            path.display()
+        ));
+    }
+    let failed = results
+        .iter()
+        .any(|r| r.as_ref().map_or(true, |s| s.ranked.is_empty()));
+    match format {
+        TableFormat::Json => {
+            let solutions: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            print_json(&solutions)?;
+        }
+        TableFormat::Table => {
+            let text: Vec<String> = results
+                .iter()
+                .map(|r| match r {
+                    Ok(s) => tables::solution(s),
+                    Err(message) => format!("{message}\n"),
+                })
+                .collect();
+            print!("{}", text.join("\n"));
+        }
+    }
+    Ok(if failed { EXIT_PROBLEMS } else { 0 })
+}
+
+fn gpus(
+    mut request: deployfit_compiler::query::GpusRequest,
+    context: &str,
+    format: TableFormat,
+) -> Result<u8, String> {
+    request.context = parse_context(context)?;
+    if request.seqs == 0 {
+        return Err("--seqs must be at least 1".into());
+    }
+    let mut workspace = Workspace::new();
+    let report = workspace.gpus(&request)?;
+    match format {
+        TableFormat::Json => print_json(&report)?,
+        TableFormat::Table => print!("{}", tables::gpus(&report)),
+    }
+    Ok(0)
+}
+
+fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result<u8, String> {
+    let context = parse_context(context)?;
+    let mut workspace = Workspace::new();
+    let fits = workspace.models(gpu, context, engine)?;
+    match format {
+        TableFormat::Json => print_json(&fits)?,
+        TableFormat::Table => print!("{}", tables::models(gpu, &fits)),
+    }
     Ok(0)
 }
 

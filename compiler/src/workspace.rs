@@ -193,6 +193,40 @@ impl Workspace {
         crate::export::export(&self.db, file, deployment, target)
     }
 
+    /// A scratch file whose scope is the stdlib, for queries without a file.
+    fn catalog_file(&mut self) -> SourceFile {
+        self.set_file(Path::new("<catalog>"), String::new())
+    }
+
+    /// Which catalog GPUs run a model.
+    pub fn gpus(
+        &mut self,
+        request: &crate::query::GpusRequest,
+    ) -> Result<crate::query::GpusReport, String> {
+        let file = self.catalog_file();
+        crate::query::gpus(&self.db, file, request)
+    }
+
+    /// Which catalog models run on a GPU.
+    pub fn models(
+        &mut self,
+        gpu: &str,
+        context: u64,
+        engine: &str,
+    ) -> Result<Vec<crate::query::Fit>, String> {
+        let file = self.catalog_file();
+        crate::query::models(&self.db, file, gpu, context, engine)
+    }
+
+    /// The ranked solutions of the deployments with holes in a file.
+    pub fn solve(
+        &self,
+        file: SourceFile,
+        top: usize,
+    ) -> Vec<Result<crate::solve::Solution, String>> {
+        crate::solve::solutions(&self.db, file, top)
+    }
+
     /// The text of a loaded file or a stdlib file, for renderers.
     pub fn source(&self, path: &Path) -> Option<Arc<str>> {
         let project = self.db.project();

@@ -95,7 +95,15 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "deploy::solve::unsupported",
-        "the deployment has holes, which the solver fills (not yet implemented)",
+        "a hole the solver cannot enumerate (`context = ?`), or too many combinations",
+    ),
+    (
+        "deploy::solve::chosen",
+        "info: the solver's choice for a hole, with its figures",
+    ),
+    (
+        "deploy::solve::no_solution",
+        "no assignment of the holes satisfies every require and error-level rule",
     ),
     (
         "deploy::fit::does_not_fit",

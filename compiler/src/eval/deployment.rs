@@ -8,7 +8,7 @@ use super::memory::{self, Inputs};
 use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::{Env, EvalError, Properties, Value, as_count};
 use crate::db::{self, Db, DeclKey};
-use crate::diagnostics::{Diag, Loc, Severity};
+use crate::diagnostics::{Diag, Loc};
 use crate::names::Scope;
 use crate::rules;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
@@ -113,30 +113,59 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
         .fields()
         .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
         .collect();
-    if !holes.is_empty() {
-        for hole in holes {
-            diags.push(
-                Diag::new(
-                    "deploy::solve::unsupported",
-                    Severity::Warning,
-                    format!(
-                        "`{}` is left open; the solver that fills holes is not implemented yet, so this deployment is not evaluated",
-                        hole.name.name
-                    ),
-                    Loc::Decl(key, hole.value.span),
-                )
-                .label("hole")
-                .help(format!("pin `{}` to a concrete value to have it checked", hole.name.name)),
-            );
-        }
-        rules::check_statically(scope, key, &decl, diags);
-        return result;
-    }
-
     let Some(resolved) = resolve(db, scope, key, &decl, diags) else {
         rules::check_statically(scope, key, &decl, diags);
         return result;
     };
+    let evaluated = if holes.is_empty() {
+        run(db, scope, key, &decl, resolved, Mode::Check, diags)
+    } else {
+        match crate::solve::solve(db, scope, key, &decl, &resolved, diags) {
+            Some(choice) => {
+                let mut fields = resolved;
+                fields.fields.extend(choice);
+                run(db, scope, key, &decl, fields, Mode::Check, diags)
+            }
+            None => {
+                rules::check_statically(scope, key, &decl, diags);
+                return result;
+            }
+        }
+    };
+    result.props = Some(evaluated.props);
+    result.breakdown = evaluated.breakdown;
+    result.setup = evaluated.setup;
+    result
+}
+
+/// Whether an evaluation is the deployment's own check (with catalog alternatives in
+/// the helps) or one candidate of the solver's search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Check,
+    Search,
+}
+
+/// A resolved deployment's figures.
+pub(crate) struct Evaluated {
+    pub props: BTreeMap<String, Result<Value, EvalError>>,
+    pub breakdown: Option<memory::Breakdown>,
+    pub setup: Option<Setup>,
+    /// The value of the deployment's `minimize`/`maximize` expression (default: minimize
+    /// `cost_per_hour`), when it could be computed.
+    pub objective: Option<crate::units::Quantity>,
+}
+
+/// Estimates a resolved deployment and checks its requires and rules into `diags`.
+pub(crate) fn run<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    resolved: Resolved,
+    mode: Mode,
+    diags: &mut Vec<Diag<'db>>,
+) -> Evaluated {
     let entry = |kind: DeclKind, name: &str| -> &'db Entry<'db> {
         let entry_key = scope
             .lookup(kind, name)
@@ -203,7 +232,7 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     };
     let estimate = memory::estimate(&inputs);
     let mut props = estimate.props;
-    if props.get("fits") == Some(&Ok(Value::Bool(false))) {
+    if mode == Mode::Check && props.get("fits") == Some(&Ok(Value::Bool(false))) {
         let alternatives = alternatives(db, scope, &inputs);
         if let Some(Ok(Value::Str(advice))) = props.get_mut("fit_advice")
             && !alternatives.is_empty()
@@ -212,6 +241,12 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
             advice.push_str(&alternatives.join("; or "));
         }
     }
+    let mut result = Evaluated {
+        props: BTreeMap::new(),
+        breakdown: None,
+        setup: None,
+        objective: None,
+    };
     result.setup = Some(Setup {
         model: model.clone(),
         quant: quant.clone(),
@@ -252,8 +287,19 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
         fields,
         workload: resolved.workload,
     };
-    rules::check(db, scope, key, &decl, &env, diags);
-    result.props = Some(props.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    rules::check(db, scope, key, decl, &env, diags);
+    let objective = decl.body.entries.iter().find_map(|entry| match entry {
+        AstEntry::Objective(objective) => Some(&objective.expr),
+        _ => None,
+    });
+    result.objective = match objective {
+        Some(expr) => super::eval(&env, expr).ok().and_then(|v| v.quantity()),
+        None => props
+            .get("cost_per_hour")
+            .and_then(|v| v.as_ref().ok())
+            .and_then(Value::quantity),
+    };
+    result.props = props.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     result
 }
 
@@ -311,14 +357,15 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
 }
 
 /// The deployment's fields as values.
-struct Resolved {
-    fields: BTreeMap<String, Value>,
-    workload: BTreeMap<String, Value>,
+#[derive(Clone, Debug)]
+pub(crate) struct Resolved {
+    pub fields: BTreeMap<String, Value>,
+    pub workload: BTreeMap<String, Value>,
 }
 
 /// Resolves every field; `None` when a field the estimate needs is missing or invalid
 /// (each problem is reported).
-fn resolve<'db>(
+pub(crate) fn resolve<'db>(
     db: &'db dyn Db,
     scope: &Scope<'db>,
     key: DeclKey<'db>,
@@ -333,6 +380,10 @@ fn resolve<'db>(
         };
         if spec.ty == FieldTy::Block {
             // Reported by check_block_fields: `workload` is a block, not a value.
+            continue;
+        }
+        if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
+            // Filled by the solver.
             continue;
         }
         let value = if spec.name == "model"

@@ -1,0 +1,399 @@
+//! Ad hoc queries without a file, as seed page 004 answers them: which catalog GPUs run
+//! a model (`gpus`), and which models run on a GPU (`models`).
+
+use serde::Serialize;
+
+use crate::db::{self, Db, SourceFile};
+use crate::eval::deployment::model_by_alias;
+use crate::eval::memory::{self, Inputs, Verdict};
+use crate::eval::{Entry, Value};
+use crate::names::Scope;
+use crate::syntax::ast::DeclKind;
+
+/// How `gpus` orders its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    Speed,
+    Cost,
+    Memory,
+}
+
+#[derive(Clone, Debug)]
+pub struct GpusRequest {
+    pub model: String,
+    /// Only this weight format.
+    pub quant: Option<String>,
+    /// No format with fewer bits per weight than this one.
+    pub min_quant: Option<String>,
+    pub context: u64,
+    pub seqs: u64,
+    pub engine: String,
+    pub kv_cache: String,
+    pub sort: SortBy,
+}
+
+/// One catalog GPU for one model: the best weight format that fits.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fit {
+    pub gpu: String,
+    pub name: String,
+    pub model: String,
+    pub memory_bytes: Option<i128>,
+    pub bandwidth_gbs: Option<f64>,
+    /// The weight format with the most bits per weight that fits (or the smallest allowed
+    /// one, when none fits).
+    pub quant: Option<String>,
+    pub bpw: Option<f64>,
+    pub needed_bytes: Option<i128>,
+    pub usable_bytes: Option<i128>,
+    pub verdict: Option<Verdict>,
+    pub fits: bool,
+    pub decode_tps: Option<f64>,
+    pub decode_tps_low: Option<f64>,
+    pub decode_tps_high: Option<f64>,
+    pub cost_per_hour: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpusReport {
+    pub model: String,
+    pub context: u64,
+    pub seqs: u64,
+    pub engine: String,
+    pub rows: Vec<Fit>,
+    /// How many catalog GPUs run the model at all, of how many.
+    pub runs_on: usize,
+    pub total: usize,
+    /// The card with the least memory that fits, the fastest, and the median speed.
+    pub smallest: Option<String>,
+    pub fastest: Option<String>,
+    pub median_decode_tps: Option<f64>,
+}
+
+fn lookup<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    kind: DeclKind,
+    name: &str,
+) -> Result<&'db Entry<'db>, String> {
+    scope
+        .lookup(kind, name)
+        .map(|k| db::entry(db, k))
+        .ok_or_else(|| {
+            let hint = scope
+                .suggest(kind, name)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            format!("unknown {} `{name}`{hint}", kind.keyword())
+        })
+}
+
+fn runs_on(quant: &Entry<'_>, engine: &str) -> bool {
+    match quant.fields.get("engines") {
+        Some(Value::List(engines)) => engines
+            .iter()
+            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
+        _ => true,
+    }
+}
+
+struct Setup<'a, 'db> {
+    db: &'db dyn Db,
+    scope: &'a Scope<'db>,
+    kv: &'db Entry<'db>,
+    engine: &'db Entry<'db>,
+    engine_name: &'a str,
+    context: u64,
+    seqs: u64,
+}
+
+/// The best format of `quants` (most bits first) for one model on one GPU.
+fn best_fit(
+    setup: &Setup<'_, '_>,
+    model_name: &str,
+    model: &Entry<'_>,
+    gpu_name: &str,
+    gpu: &Entry<'_>,
+    quants: &[(&str, f64, &Entry<'_>)],
+) -> Fit {
+    let estimate = |quant_name: &str, quant: &Entry<'_>| {
+        memory::estimate(&Inputs {
+            model,
+            model_name,
+            quant,
+            quant_name,
+            kv: setup.kv,
+            engine: setup.engine,
+            engine_name: setup.engine_name,
+            gpu,
+            gpu_name,
+            context: setup.context,
+            seqs: setup.seqs,
+            count: 1,
+            replicas: 1,
+            memory_utilization: None,
+            prompt: None,
+            output: None,
+            rate: None,
+            theoretical_weights: false,
+        })
+    };
+    let chosen = quants
+        .iter()
+        .find(|(name, _, quant)| {
+            memory::fits(&Inputs {
+                model,
+                model_name,
+                quant,
+                quant_name: name,
+                kv: setup.kv,
+                engine: setup.engine,
+                engine_name: setup.engine_name,
+                gpu,
+                gpu_name,
+                context: setup.context,
+                seqs: setup.seqs,
+                count: 1,
+                replicas: 1,
+                memory_utilization: None,
+                prompt: None,
+                output: None,
+                rate: None,
+                theoretical_weights: false,
+            }) == Some(true)
+        })
+        .or(quants.last());
+    let name = match gpu.fields.get("name") {
+        Some(Value::Str(name)) => name.clone(),
+        _ => gpu_name.to_string(),
+    };
+    let mut fit = Fit {
+        gpu: gpu_name.to_string(),
+        name,
+        model: model_name.to_string(),
+        memory_bytes: gpu.number("memory").map(|m| m as i128),
+        bandwidth_gbs: gpu.number("bandwidth").map(|b| b / 1e9),
+        quant: None,
+        bpw: None,
+        needed_bytes: None,
+        usable_bytes: None,
+        verdict: None,
+        fits: false,
+        decode_tps: None,
+        decode_tps_low: None,
+        decode_tps_high: None,
+        cost_per_hour: memory::hourly_price(gpu).map(|p| p * 3600.0),
+    };
+    let Some((quant_name, bpw, quant)) = chosen else {
+        return fit;
+    };
+    let result = estimate(quant_name, quant);
+    let number = |name: &str| {
+        result
+            .props
+            .get(name)
+            .and_then(|v| v.as_ref().ok())
+            .and_then(Value::quantity)
+            .map(|q| q.value())
+    };
+    fit.quant = Some(quant_name.to_string());
+    fit.bpw = Some(*bpw);
+    if let Some(b) = &result.breakdown {
+        fit.needed_bytes = Some(b.per_gpu_bytes);
+        fit.usable_bytes = b.usable_bytes;
+        fit.verdict = b.verdict;
+        fit.fits = b.verdict.is_some_and(|v| v != Verdict::DoesNotFit);
+    }
+    fit.decode_tps = number("decode_tps");
+    fit.decode_tps_low = number("decode_tps_low");
+    fit.decode_tps_high = number("decode_tps_high");
+    fit
+}
+
+/// The weight formats to try, most bits per weight first.
+fn quant_list<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+    engine: &str,
+    only: Option<&str>,
+    min: Option<&str>,
+) -> Result<Vec<(&'db str, f64, &'db Entry<'db>)>, String> {
+    let floor = match min {
+        Some(name) => lookup(db, scope, DeclKind::Quant, name)?
+            .number("bpw")
+            .unwrap_or(0.0),
+        None => 0.0,
+    };
+    if let Some(name) = only {
+        lookup(db, scope, DeclKind::Quant, name)?;
+    }
+    let mut quants: Vec<(&'db str, f64, &'db Entry<'db>)> = scope
+        .names(DeclKind::Quant)
+        .filter(|(name, _)| only.is_none_or(|o| o == *name))
+        .map(|(name, key)| (name, db::entry(db, key)))
+        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
+        .filter(|(_, bpw, entry)| *bpw >= floor && runs_on(entry, engine))
+        .collect();
+    quants.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    if quants.is_empty() {
+        return Err(format!(
+            "no weight format runs on `{engine}` with these limits"
+        ));
+    }
+    Ok(quants)
+}
+
+/// Every catalog GPU for one model.
+pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<GpusReport, String> {
+    let scope = db::scope(db, file);
+    let model_name = model_by_alias(db, scope, &request.model).ok_or_else(|| {
+        let hint = scope
+            .suggest(
+                DeclKind::Model,
+                &request.model.replace(['-', '.', '/', ':'], "_"),
+            )
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        format!(
+            "no catalog model has the name, Hugging Face id or Ollama tag `{}`{hint}",
+            request.model
+        )
+    })?;
+    let model = lookup(db, scope, DeclKind::Model, &model_name)?;
+    let setup = Setup {
+        db,
+        scope,
+        kv: lookup(db, scope, DeclKind::Kv, &request.kv_cache)?,
+        engine: lookup(db, scope, DeclKind::Engine, &request.engine)?,
+        engine_name: &request.engine,
+        context: request.context,
+        seqs: request.seqs,
+    };
+    let _ = (setup.db, setup.scope);
+    let quants = quant_list(
+        db,
+        scope,
+        &request.engine,
+        request.quant.as_deref(),
+        request.min_quant.as_deref(),
+    )?;
+    let mut rows: Vec<Fit> = scope
+        .names(DeclKind::Gpu)
+        .map(|(name, key)| {
+            best_fit(
+                &setup,
+                &model_name,
+                model,
+                name,
+                db::entry(db, key),
+                &quants,
+            )
+        })
+        .collect();
+    let key = |f: &Fit| match request.sort {
+        SortBy::Speed => -f.decode_tps.unwrap_or(0.0),
+        SortBy::Cost => f.cost_per_hour.unwrap_or(f64::INFINITY),
+        SortBy::Memory => f.memory_bytes.map(|m| m as f64).unwrap_or(f64::INFINITY),
+    };
+    rows.sort_by(|a, b| {
+        b.fits
+            .cmp(&a.fits)
+            .then(key(a).total_cmp(&key(b)))
+            .then(a.gpu.cmp(&b.gpu))
+    });
+    let fitting: Vec<&Fit> = rows.iter().filter(|f| f.fits).collect();
+    let smallest = fitting
+        .iter()
+        .min_by(|a, b| {
+            a.memory_bytes
+                .unwrap_or(i128::MAX)
+                .cmp(&b.memory_bytes.unwrap_or(i128::MAX))
+                .then(a.gpu.cmp(&b.gpu))
+        })
+        .map(|f| f.gpu.clone());
+    let fastest = fitting
+        .iter()
+        .max_by(|a, b| {
+            a.decode_tps
+                .unwrap_or(0.0)
+                .total_cmp(&b.decode_tps.unwrap_or(0.0))
+                .then(b.gpu.cmp(&a.gpu))
+        })
+        .map(|f| f.gpu.clone());
+    let mut speeds: Vec<f64> = fitting.iter().filter_map(|f| f.decode_tps).collect();
+    speeds.sort_by(f64::total_cmp);
+    let median = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
+    Ok(GpusReport {
+        model: model_name,
+        context: request.context,
+        seqs: request.seqs,
+        engine: request.engine.clone(),
+        runs_on: fitting.len(),
+        total: rows.len(),
+        rows,
+        smallest,
+        fastest,
+        median_decode_tps: median,
+    })
+}
+
+/// Every catalog model on one GPU.
+pub fn models(
+    db: &dyn Db,
+    file: SourceFile,
+    gpu_name: &str,
+    context: u64,
+    engine: &str,
+) -> Result<Vec<Fit>, String> {
+    let scope = db::scope(db, file);
+    let gpu = lookup(db, scope, DeclKind::Gpu, gpu_name)?;
+    let setup = Setup {
+        db,
+        scope,
+        kv: lookup(db, scope, DeclKind::Kv, "fp16")?,
+        engine: lookup(db, scope, DeclKind::Engine, engine)?,
+        engine_name: engine,
+        context,
+        seqs: 1,
+    };
+    let quants = quant_list(db, scope, engine, None, None)?;
+    let mut rows: Vec<Fit> = scope
+        .names(DeclKind::Model)
+        .map(|(name, key)| {
+            let model = db::entry(db, key);
+            // Past the model's window the context is capped to it.
+            let window = model
+                .number("max_context")
+                .map(|w| w as u64)
+                .unwrap_or(context);
+            let capped = Setup {
+                context: context.min(window),
+                ..setup_clone(&setup)
+            };
+            best_fit(&capped, name, model, gpu_name, gpu, &quants)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.fits
+            .cmp(&a.fits)
+            .then(
+                b.decode_tps
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.decode_tps.unwrap_or(0.0)),
+            )
+            .then(a.model.cmp(&b.model))
+    });
+    Ok(rows)
+}
+
+fn setup_clone<'a, 'db>(setup: &Setup<'a, 'db>) -> Setup<'a, 'db> {
+    Setup {
+        db: setup.db,
+        scope: setup.scope,
+        kv: setup.kv,
+        engine: setup.engine,
+        engine_name: setup.engine_name,
+        context: setup.context,
+        seqs: setup.seqs,
+    }
+}

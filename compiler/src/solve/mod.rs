@@ -1,0 +1,516 @@
+//! The solver: holes (`?`, `one_of [...]`) → the candidates → the cheapest (or best by
+//! the deployment's `minimize`/`maximize`) assignment that satisfies every require and
+//! every error-level rule, the runners-up, and the cheaper candidates that failed.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::db::{self, Db, DeclKey};
+use crate::diagnostics::{Diag, Loc, Severity};
+use crate::eval::deployment::{Mode, Resolved, run};
+use crate::eval::entry::const_field;
+use crate::eval::schema::{FieldTy, field_spec};
+use crate::eval::{Entry, Value};
+use crate::names::Scope;
+use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
+
+/// Counts `?` tries for tensor parallelism.
+pub const COUNTS: [i128; 4] = [1, 2, 4, 8];
+/// Replicas `?` tries, up to this many.
+pub const MAX_REPLICAS: i128 = 16;
+/// More candidates than this are refused: the search would take too long.
+pub const MAX_CANDIDATES: usize = 2_000_000;
+
+/// One assignment of the holes and how it fared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    /// Hole field → the value tried, as written in a .deploy file.
+    pub assignment: BTreeMap<String, String>,
+    pub feasible: bool,
+    /// The objective's value in base units (bytes, seconds, dollars per second …), and as
+    /// printed.
+    pub objective: Option<f64>,
+    pub objective_display: Option<String>,
+    pub cost_per_hour: Option<f64>,
+    pub decode_tps: Option<f64>,
+    pub memory_per_gpu: Option<String>,
+    /// For infeasible candidates: the first constraint that failed, with its figures.
+    pub failure: Option<String>,
+}
+
+/// The result of a search.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Solution {
+    pub deployment: String,
+    /// What is ranked: the objective expression, or `cost_per_hour`.
+    pub objective: String,
+    pub maximize: bool,
+    /// The best feasible candidates, best first.
+    pub ranked: Vec<Candidate>,
+    /// Candidates ranked better than the best feasible one that failed, nearest first.
+    pub misses: Vec<Candidate>,
+    /// Candidates in the search space, and how many were evaluated.
+    pub candidates: usize,
+    pub evaluated: usize,
+}
+
+/// The values one hole can take.
+fn hole_values<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    resolved: &Resolved,
+    field: &Field,
+) -> Result<Vec<Value>, Box<Diag<'db>>> {
+    let name = field.name.name.as_str();
+    let spec = field_spec(DeclKind::Deployment, name).ok_or_else(|| {
+        Box::new(Diag::error(
+            "deploy::solve::unsupported",
+            format!("`{name}` cannot be left open"),
+            Loc::Decl(key, field.value.span),
+        ))
+    })?;
+    match &field.value.kind {
+        ExprKind::OneOf(items) => items
+            .iter()
+            .map(|item| {
+                let one = Field {
+                    name: field.name.clone(),
+                    value: item.clone(),
+                    span: item.span,
+                };
+                const_field(scope, key, &one, spec)
+            })
+            .collect::<Result<Vec<_>, _>>(),
+        _ => match (spec.ty, name) {
+            (FieldTy::Ref(kind), _) if kind != DeclKind::Model => Ok(scope
+                .names(kind)
+                .map(|(entry, _)| Value::Ref(kind, entry.to_string()))
+                .collect()),
+            (_, "count") => {
+                let heads = match resolved.fields.get("model") {
+                    Some(Value::Ref(_, model)) => scope
+                        .lookup(DeclKind::Model, model)
+                        .and_then(|k| db::entry(db, k).number("heads")),
+                    _ => None,
+                };
+                Ok(COUNTS
+                    .iter()
+                    .filter(|count| heads.is_none_or(|h| h as i128 % **count == 0))
+                    .map(|count| {
+                        Value::Q(crate::units::Quantity::new(
+                            crate::units::Num::Int(*count),
+                            crate::units::Dim::NONE,
+                        ))
+                    })
+                    .collect())
+            }
+            (_, "replicas") => Ok((1..=MAX_REPLICAS)
+                .map(|n| {
+                    Value::Q(crate::units::Quantity::new(
+                        crate::units::Num::Int(n),
+                        crate::units::Dim::NONE,
+                    ))
+                })
+                .collect()),
+            _ => Err(Box::new(
+                Diag::new(
+                    "deploy::solve::unsupported",
+                    Severity::Error,
+                    format!("`{name} = ?` has no catalog to search"),
+                    Loc::Decl(key, field.value.span),
+                )
+                .label("cannot enumerate")
+                .help(format!("list the values to try: `{name} = one_of [...]`")),
+            )),
+        },
+    }
+}
+
+fn number_of(value: &Value) -> Option<f64> {
+    value.quantity().map(|q| q.value())
+}
+
+fn quant_runs_on(quant: &Entry<'_>, engine: &str) -> bool {
+    match quant.fields.get("engines") {
+        Some(Value::List(engines)) => engines
+            .iter()
+            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
+        _ => true,
+    }
+}
+
+/// Searches the holes of a deployment for the `top` best assignments.
+pub(crate) fn search<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    resolved: &Resolved,
+    top: usize,
+) -> Result<Solution, Box<Diag<'db>>> {
+    let holes: Vec<&Field> = decl
+        .fields()
+        .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
+        .collect();
+    let mut domains = Vec::new();
+    let mut total: usize = 1;
+    for hole in &holes {
+        let values = hole_values(db, scope, key, resolved, hole)?;
+        total = total.saturating_mul(values.len().max(1));
+        domains.push((hole.name.name.clone(), values));
+    }
+    if total > MAX_CANDIDATES {
+        return Err(Box::new(
+            Diag::error(
+                "deploy::solve::unsupported",
+                format!("{total} combinations to search; the limit is {MAX_CANDIDATES}"),
+                Loc::Decl(key, decl.name.span),
+            )
+            .label("too many combinations")
+            .help("narrow a hole with `one_of [...]`"),
+        ));
+    }
+    let (objective_text, maximize, default_objective) = decl
+        .body
+        .entries
+        .iter()
+        .find_map(|entry| match entry {
+            AstEntry::Objective(objective) => Some((
+                crate::fmt::expression(&objective.expr),
+                objective.maximize,
+                false,
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| ("cost_per_hour".to_string(), false, true));
+
+    // Every combination, as one index per hole into its values; materialised as field
+    // assignments only when evaluated.
+    let mut combinations: Vec<Vec<usize>> = vec![Vec::new()];
+    for (_, values) in &domains {
+        let mut next = Vec::with_capacity(combinations.len() * values.len());
+        for combination in &combinations {
+            for index in 0..values.len() {
+                let mut extended = combination.clone();
+                extended.push(index);
+                next.push(extended);
+            }
+        }
+        combinations = next;
+    }
+    let value_of = |combination: &[usize], name: &str| -> Option<Value> {
+        domains
+            .iter()
+            .zip(combination)
+            .find(|((hole, _), _)| hole == name)
+            .map(|((_, values), index)| values[*index].clone())
+            .or_else(|| resolved.fields.get(name).cloned())
+    };
+    let assignment_of = |combination: &[usize]| -> BTreeMap<String, Value> {
+        domains
+            .iter()
+            .zip(combination)
+            .map(|((name, values), index)| (name.clone(), values[*index].clone()))
+            .collect()
+    };
+    let full = |assignment: &BTreeMap<String, Value>| {
+        let mut fields = resolved.fields.clone();
+        fields.extend(assignment.clone());
+        fields
+    };
+    // Weight formats that do not run on the engine are not candidates at all.
+    let quant_entry = |name: &str| {
+        scope
+            .lookup(DeclKind::Quant, name)
+            .map(|k| db::entry(db, k))
+    };
+    combinations.retain(|c| match (value_of(c, "quant"), value_of(c, "engine")) {
+        (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
+            quant_entry(&quant).is_none_or(|entry| quant_runs_on(entry, &engine))
+        }
+        _ => true,
+    });
+    let bound = |combination: &[usize]| -> f64 {
+        let price = match value_of(combination, "gpu") {
+            Some(Value::Ref(_, gpu)) => scope
+                .lookup(DeclKind::Gpu, &gpu)
+                .and_then(|k| crate::eval::memory::hourly_price(db::entry(db, k))),
+            _ => None,
+        };
+        let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
+        price
+            .map(|p| p * number("count").unwrap_or(1.0) * number("replicas").unwrap_or(1.0))
+            .unwrap_or(f64::INFINITY)
+    };
+    // With the default objective the search goes from the cheapest up and stops once the
+    // best are known: an hourly price only grows with the price, the count and replicas.
+    let mut bounds: Vec<f64> = Vec::new();
+    if default_objective {
+        let mut keyed: Vec<(f64, Vec<usize>)> =
+            combinations.into_iter().map(|c| (bound(&c), c)).collect();
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        bounds = keyed.iter().map(|(b, _)| *b).collect();
+        combinations = keyed.into_iter().map(|(_, c)| c).collect();
+    }
+
+    let mut feasible: Vec<Candidate> = Vec::new();
+    let mut failed: Vec<Candidate> = Vec::new();
+    let mut evaluated = 0;
+    for (position, combination) in combinations.iter().enumerate() {
+        if default_objective && feasible.len() >= top {
+            let worst = feasible
+                .iter()
+                .filter_map(|c| c.objective)
+                .fold(f64::NEG_INFINITY, f64::max);
+            if bounds[position] > worst {
+                break;
+            }
+        }
+        let assignment = &assignment_of(combination);
+        evaluated += 1;
+        let mut scratch = Vec::new();
+        let fields = Resolved {
+            fields: full(assignment),
+            workload: resolved.workload.clone(),
+        };
+        let result = run(db, scope, key, decl, fields, Mode::Search, &mut scratch);
+        let failure = scratch
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map(|d| format!("{} [{}]", d.message, d.code));
+        let number = |name: &str| {
+            result
+                .props
+                .get(name)
+                .and_then(|v| v.as_ref().ok())
+                .and_then(Value::quantity)
+                .map(|q| q.value())
+        };
+        let candidate = Candidate {
+            assignment: assignment
+                .iter()
+                .map(|(k, v)| (k.clone(), v.display()))
+                .collect(),
+            feasible: failure.is_none() && result.objective.is_some(),
+            objective: result.objective.map(|q| q.value()),
+            objective_display: result.objective.map(|q| q.display()),
+            cost_per_hour: number("cost_per_hour").map(|c| c * 3600.0),
+            decode_tps: number("decode_tps"),
+            memory_per_gpu: result
+                .props
+                .get("memory_per_gpu")
+                .and_then(|v| v.as_ref().ok())
+                .map(Value::display),
+            failure: failure.or_else(|| {
+                result
+                    .objective
+                    .is_none()
+                    .then(|| format!("`{objective_text}` cannot be computed for it"))
+            }),
+        };
+        if candidate.feasible {
+            feasible.push(candidate);
+        } else {
+            failed.push(candidate);
+        }
+    }
+    let better = |a: &Candidate, b: &Candidate| {
+        let (x, y) = (
+            a.objective.unwrap_or(f64::NAN),
+            b.objective.unwrap_or(f64::NAN),
+        );
+        let by_objective = if maximize {
+            y.total_cmp(&x)
+        } else {
+            x.total_cmp(&y)
+        };
+        by_objective
+            .then_with(|| {
+                b.decode_tps
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.decode_tps.unwrap_or(0.0))
+            })
+            .then_with(|| a.assignment.cmp(&b.assignment))
+    };
+    feasible.sort_by(better);
+    feasible.truncate(top);
+    // The misses worth reporting: the candidates that would have ranked above the best,
+    // nearest to it first.
+    let mut misses: Vec<Candidate> = match feasible.first() {
+        Some(best) => failed
+            .into_iter()
+            .filter(|c| c.objective.is_some() && better(c, best) == std::cmp::Ordering::Less)
+            .collect(),
+        None => failed,
+    };
+    // With a best, the nearest misses are those ranked just above it; without one, the
+    // best-ranked candidates.
+    if feasible.is_empty() {
+        misses.sort_by(better);
+    } else {
+        misses.sort_by(|a, b| better(b, a));
+    }
+    misses.truncate(top.max(3));
+    Ok(Solution {
+        deployment: decl.name.name.clone(),
+        objective: objective_text,
+        maximize,
+        ranked: feasible,
+        misses,
+        candidates: total,
+        evaluated,
+    })
+}
+
+fn describe_candidate(candidate: &Candidate) -> String {
+    candidate
+        .assignment
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The solver as `check` runs it: the best assignment, reported on each hole, or an error
+/// with the nearest misses.
+pub(crate) fn solve<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    resolved: &Resolved,
+    diags: &mut Vec<Diag<'db>>,
+) -> Option<BTreeMap<String, Value>> {
+    let solution = match search(db, scope, key, decl, resolved, 1) {
+        Ok(solution) => solution,
+        Err(diag) => {
+            diags.push(*diag);
+            return None;
+        }
+    };
+    let holes: Vec<&Field> = decl
+        .fields()
+        .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
+        .collect();
+    let Some(best) = solution.ranked.first() else {
+        let misses: Vec<String> = solution
+            .misses
+            .iter()
+            .take(3)
+            .map(|m| {
+                format!(
+                    "{}: {}",
+                    describe_candidate(m),
+                    m.failure.as_deref().unwrap_or("fails")
+                )
+            })
+            .collect();
+        let help = if misses.is_empty() {
+            "widen a hole (`?` searches the whole catalog) or relax a require".to_string()
+        } else {
+            format!("the nearest misses: {}", misses.join("; "))
+        };
+        diags.push(
+            Diag::error(
+                "deploy::solve::no_solution",
+                format!(
+                    "none of the {} candidates satisfies every require and error-level rule",
+                    solution.candidates
+                ),
+                Loc::Decl(key, decl.name.span),
+            )
+            .label("no solution")
+            .help(help),
+        );
+        return None;
+    };
+    let figures = {
+        let mut parts = Vec::new();
+        if let Some(cost) = best.cost_per_hour {
+            parts.push(format!("${cost:.2}/h"));
+        }
+        if let Some(decode) = best.decode_tps {
+            parts.push(format!("{decode:.1} tok/s"));
+        }
+        if let Some(memory) = &best.memory_per_gpu {
+            parts.push(format!("{memory} per GPU"));
+        }
+        parts.join(", ")
+    };
+    let direction = if solution.maximize {
+        "maximizes"
+    } else {
+        "minimizes"
+    };
+    for hole in holes {
+        let name = &hole.name.name;
+        let Some(value) = best.assignment.get(name) else {
+            continue;
+        };
+        diags.push(
+            Diag::new(
+                "deploy::solve::chosen",
+                Severity::Info,
+                format!(
+                    "solved: {name} = {value} ({figures}); of {} candidates it {direction} `{}` and meets every require",
+                    solution.candidates, solution.objective
+                ),
+                Loc::Decl(key, hole.value.span),
+            )
+            .label(format!("{name} = {value}"))
+            .help(format!(
+                "pin it with `{name} = {value}`; `deployfit solve` lists the runners-up and the cheaper candidates that failed"
+            )),
+        );
+    }
+    let mut choice = BTreeMap::new();
+    for hole in decl
+        .fields()
+        .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
+    {
+        if let Ok(values) = hole_values(db, scope, key, resolved, hole)
+            && let Some(value) = values
+                .into_iter()
+                .find(|v| Some(&v.display()) == best.assignment.get(&hole.name.name))
+        {
+            choice.insert(hole.name.name.clone(), value);
+        }
+    }
+    Some(choice)
+}
+
+/// `deployfit solve`: the ranked solutions of one deployment (or every deployment with
+/// holes) of a file.
+pub fn solutions(
+    db: &dyn Db,
+    file: crate::db::SourceFile,
+    top: usize,
+) -> Vec<Result<Solution, String>> {
+    let scope = db::scope(db, file);
+    db::decl_keys(db, file)
+        .iter()
+        .copied()
+        .filter(|key| key.kind(db) == DeclKind::Deployment)
+        .filter_map(|key| {
+            let decl = db::decl(db, key)?;
+            let has_holes = decl
+                .fields()
+                .any(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)));
+            if !has_holes {
+                return None;
+            }
+            let mut diags = Vec::new();
+            let Some(resolved) =
+                crate::eval::deployment::resolve(db, scope, key, &decl, &mut diags)
+            else {
+                return Some(Err(format!(
+                    "`{}` has errors; run `deployfit check`",
+                    decl.name.name
+                )));
+            };
+            Some(search(db, scope, key, &decl, &resolved, top).map_err(|d| d.message))
+        })
+        .collect()
+}

@@ -1,0 +1,191 @@
+//! Plain text tables for `solve`, `gpus` and `models`.
+
+use deployfit_compiler::query::{Fit, GpusReport};
+use deployfit_compiler::solve::Solution;
+use deployfit_compiler::units::Quantity;
+
+/// Left-aligns the first column and right-aligns the others.
+pub fn grid(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain(std::iter::once(header[i].chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, width))| {
+                let pad = " ".repeat(width - cell.chars().count());
+                if i == 0 {
+                    format!("{cell}{pad}")
+                } else {
+                    format!("{pad}{cell}")
+                }
+            })
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+fn gib(bytes: Option<i128>) -> String {
+    bytes
+        .map(|b| Quantity::bytes(b).display())
+        .unwrap_or_else(|| "—".into())
+}
+
+fn money(hourly: Option<f64>) -> String {
+    hourly
+        .map(|h| format!("${h:.2}/h"))
+        .unwrap_or_else(|| "—".into())
+}
+
+fn speed(fit: &Fit) -> String {
+    match (fit.decode_tps, fit.decode_tps_low, fit.decode_tps_high) {
+        (Some(d), Some(l), Some(h)) => format!("{d:.1} ({l:.0}–{h:.0})"),
+        _ => "—".into(),
+    }
+}
+
+pub fn solution(s: &Solution) -> String {
+    let direction = if s.maximize { "maximize" } else { "minimize" };
+    let mut out = format!(
+        "{}: {direction} {} — {} candidates, {} evaluated\n\n",
+        s.deployment, s.objective, s.candidates, s.evaluated
+    );
+    if s.ranked.is_empty() {
+        out.push_str("no candidate satisfies every require and error-level rule\n");
+    } else {
+        let rows: Vec<Vec<String>> = s
+            .ranked
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                vec![
+                    format!("{}", i + 1),
+                    c.assignment
+                        .iter()
+                        .map(|(k, v)| format!("{k} = {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    c.objective_display.clone().unwrap_or_default(),
+                    money(c.cost_per_hour),
+                    c.decode_tps
+                        .map(|d| format!("{d:.1} tok/s"))
+                        .unwrap_or_default(),
+                    c.memory_per_gpu.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        out.push_str(&grid(
+            &[
+                "#",
+                "assignment",
+                "objective",
+                "cost",
+                "decode",
+                "memory/GPU",
+            ],
+            &rows,
+        ));
+    }
+    if !s.misses.is_empty() {
+        out.push_str("\nbetter-ranked candidates that failed:\n");
+        for miss in &s.misses {
+            out.push_str(&format!(
+                "- {}: {}\n",
+                miss.assignment
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                miss.failure.as_deref().unwrap_or("fails")
+            ));
+        }
+    }
+    out
+}
+
+pub fn gpus(r: &GpusReport) -> String {
+    let mut out = format!(
+        "{}: which GPUs run it at {} × {} sequence{} ({} engine)\n\n",
+        r.model,
+        Quantity::real(r.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
+        r.seqs,
+        if r.seqs == 1 { "" } else { "s" },
+        r.engine
+    );
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|f| {
+            vec![
+                f.gpu.clone(),
+                gib(f.memory_bytes),
+                f.quant.clone().unwrap_or_else(|| "—".into()),
+                gib(f.needed_bytes),
+                f.verdict
+                    .map(|v| v.describe().to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+                speed(f),
+                money(f.cost_per_hour),
+            ]
+        })
+        .collect();
+    out.push_str(&grid(
+        &[
+            "gpu",
+            "memory",
+            "best quant",
+            "needs",
+            "fit",
+            "decode tok/s",
+            "price",
+        ],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "\n{} of {} catalog GPUs run it. Smallest that fits: {}. Fastest: {}. Median decode: {}.\n",
+        r.runs_on,
+        r.total,
+        r.smallest.as_deref().unwrap_or("none"),
+        r.fastest.as_deref().unwrap_or("none"),
+        r.median_decode_tps
+            .map(|m| format!("{m:.1} tok/s"))
+            .unwrap_or_else(|| "—".into())
+    ));
+    out
+}
+
+pub fn models(gpu: &str, fits: &[Fit]) -> String {
+    let mut out = format!("{gpu}: which catalog models run on it\n\n");
+    let rows: Vec<Vec<String>> = fits
+        .iter()
+        .map(|f| {
+            vec![
+                f.model.clone(),
+                f.quant.clone().unwrap_or_else(|| "—".into()),
+                gib(f.needed_bytes),
+                f.verdict
+                    .map(|v| v.describe().to_string())
+                    .unwrap_or_else(|| "unknown".into()),
+                speed(f),
+            ]
+        })
+        .collect();
+    out.push_str(&grid(
+        &["model", "best quant", "needs", "fit", "decode tok/s"],
+        &rows,
+    ));
+    out
+}

@@ -1,0 +1,139 @@
+//! The solver and the catalog queries through the real binary.
+
+mod common;
+
+use common::{deployfit, json, stdout};
+
+#[test]
+fn gpu_hole_solves_to_the_cheapest_priced_card_that_fits() {
+    let output = deployfit(&[
+        "check",
+        "--format",
+        "json",
+        "examples/12-cheapest-gpu.deploy",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let report = json(&output);
+    let chosen = &report["diagnostics"][0];
+    assert_eq!(chosen["code"], "deploy::solve::chosen");
+    assert_eq!(chosen["severity"], "info");
+    let gpu = chosen["label"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("gpu = ")
+        .to_string();
+    assert_eq!(report["deployments"][0]["figures"]["fits"], "true");
+
+    // Against the catalog query: the chosen card fits, and no card with a lower price does.
+    let gpus = json(&deployfit(&[
+        "gpus",
+        "glm4_9b",
+        "--quant",
+        "Q4_K_M",
+        "--context",
+        "32k",
+        "--engine",
+        "llamacpp",
+        "--format",
+        "json",
+    ]));
+    let rows = gpus["rows"].as_array().unwrap();
+    let row = |name: &str| rows.iter().find(|r| r["gpu"] == name).unwrap();
+    let chosen_row = row(&gpu);
+    assert_eq!(chosen_row["fits"], true);
+    let price = chosen_row["cost_per_hour"].as_f64().unwrap();
+    for r in rows {
+        if let Some(p) = r["cost_per_hour"].as_f64()
+            && p < price
+        {
+            assert_eq!(r["fits"], false, "{} is cheaper and fits", r["gpu"]);
+        }
+    }
+}
+
+#[test]
+fn gpus_lists_every_catalog_gpu() {
+    let output = deployfit(&["gpus", "glm4:9b", "--context", "32k", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report = json(&output);
+    let stdlib = std::fs::read_to_string(common::root().join("stdlib/gpus.deploy")).unwrap();
+    let catalog = stdlib.lines().filter(|l| l.starts_with("gpu ")).count();
+    assert_eq!(report["total"].as_u64().unwrap() as usize, catalog);
+    assert_eq!(report["rows"].as_array().unwrap().len(), catalog);
+    let rtx3060 = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["gpu"] == "rtx_3060_12gb")
+        .unwrap();
+    assert_eq!(rtx3060["fits"], true);
+    assert!(report["smallest"].is_string() && report["fastest"].is_string());
+    assert!(report["median_decode_tps"].as_f64().unwrap() > 0.0);
+    let table = stdout(&deployfit(&[
+        "gpus",
+        "glm4:9b",
+        "--context",
+        "32k",
+        "--sort",
+        "cost",
+    ]));
+    assert!(
+        table.contains("catalog GPUs run it. Smallest that fits:"),
+        "{table}"
+    );
+}
+
+#[test]
+fn solve_ranks_and_explains_the_misses() {
+    let output = deployfit(&[
+        "solve",
+        "tests/fixtures/design/02-holes-cheapest.deploy",
+        "--top",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let solutions = json(&output);
+    let s = &solutions[0];
+    assert_eq!(s["objective"], "cost_per_mtok");
+    let ranked = s["ranked"].as_array().unwrap();
+    assert_eq!(ranked.len(), 3);
+    let objectives: Vec<f64> = ranked
+        .iter()
+        .map(|c| c["objective"].as_f64().unwrap())
+        .collect();
+    assert!(
+        objectives.windows(2).all(|w| w[0] <= w[1]),
+        "{objectives:?}"
+    );
+    for miss in s["misses"].as_array().unwrap() {
+        assert!(miss["objective"].as_f64().unwrap() <= objectives[0]);
+        assert!(miss["failure"].as_str().unwrap().contains("deploy::"));
+    }
+    let impossible = deployfit(&[
+        "solve",
+        "tests/fixtures/diagnostics/solve.no_solution.deploy",
+    ]);
+    assert_eq!(impossible.status.code(), Some(1));
+    assert!(stdout(&impossible).contains("no candidate satisfies"));
+    let none = deployfit(&["solve", "examples/01-glm4-chat.deploy"]);
+    assert_eq!(none.status.code(), Some(2));
+}
+
+#[test]
+fn models_on_a_gpu() {
+    let output = deployfit(&["models", "rtx_4090", "--context", "16k", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let fits = json(&output);
+    let glm = fits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["model"] == "glm4_9b")
+        .unwrap();
+    assert_eq!(glm["fits"], true);
+    let unknown = deployfit(&["models", "rtx_4099"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("did you mean `rtx_4090`?"));
+}
