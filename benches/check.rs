@@ -103,7 +103,7 @@ fn main() {
         let start = Instant::now();
         let solutions = workspace.solve(file, 5);
         solves.push(start.elapsed());
-        if let Some(Ok(solution)) = solutions.first() {
+        if let Some((_, Ok(solution))) = solutions.first() {
             evaluated = solution.evaluated;
             candidates = solution.candidates;
         }

@@ -32,6 +32,7 @@ import argparse
 import csv
 import math
 import os
+import random
 import re
 import statistics
 import sys
@@ -470,6 +471,61 @@ def holdout_half(make, rows, pooled_make=None):
     return out
 
 
+CV_FOLDS = 5
+CV_SEEDS = tuple(range(20))
+
+
+def cv_folds(rows, k, seed):
+    """Stratified row folds: each device group's rows are shuffled and dealt round-robin over
+    the k folds (a running counter across groups, so fold sizes stay balanced).  A device with
+    n >= 2 rows therefore never has all its rows in one fold: when one of its rows is held out,
+    at least n - ceil(n/k) of its other rows stay in training.  (A device with a single row is
+    necessarily unseen when that row is held out.)"""
+    rng = random.Random(seed)
+    groups = sorted({r["group"] for r in rows})
+    rng.shuffle(groups)
+    fold, c = {}, 0
+    for g in groups:
+        rs = [r for r in rows if r["group"] == g]
+        rng.shuffle(rs)
+        for r in rs:
+            fold[id(r)] = c % k
+            c += 1
+    return fold
+
+
+def holdout_rowcv(make, rows, pooled_make=None, k=CV_FOLDS, seeds=CV_SEEDS):
+    """Repeated stratified k-fold CV over rows: for each seed and fold, refit the model (and the
+    pooled fallback) on the other k-1 folds and predict the held-out rows.  Returns the
+    (row, prediction) pairs pooled over all seeds (each row appears once per seed)."""
+    out = []
+    for seed in seeds:
+        fold = cv_folds(rows, k, seed)
+        for f in range(k):
+            train = [r for r in rows if fold[id(r)] != f]
+            test = [r for r in rows if fold[id(r)] == f]
+            m = make().fit(train)
+            fb = pooled_make().fit(train) if pooled_make else None
+            for r in test:
+                p = m.predict(r, fb)
+                if p is not None:
+                    out.append((r, p))
+    return out
+
+
+def cv_device_table(rows, cv):
+    """Per-device row-level CV errors (pooled over repeats), largest median APE first."""
+    out = []
+    for g in {r["group"] for r in rows}:
+        rs = [r for r in rows if r["group"] == g]
+        pairs = [(r["tps"], p) for r, p in cv if r["group"] == g]
+        _, med, p90 = ape_stats(pairs)
+        out.append((med, g, rs[0]["family"], "/".join(sorted({r["backend"] for r in rs})), len(rs),
+                    statistics.median([m / p for m, p in pairs]), p90))
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return [(g, fam, be, n, f"{rat:.3f}", fmt(med), fmt(p90)) for med, g, fam, be, n, rat, p90 in out]
+
+
 def fmt(x, nd=1):
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
 
@@ -641,6 +697,13 @@ def main():
     print(f"Multi-GPU layer-split decode ({n} rows), chosen model with ONE card's bandwidth (layer split is sequential): "
           f"median APE {fmt(m)} %, p90 {fmt(p)} %, median measured/predicted {statistics.median(rat):.3f}\n")
 
+    dcv = holdout_rowcv(dict(candidates)[chosen_name], tg, pooled)
+    print(f"Row-level CV of the chosen decode model ({CV_FOLDS}-fold, stratified by device, {len(CV_SEEDS)} repeats, "
+          f"seeds {CV_SEEDS[0]}..{CV_SEEDS[-1]}; {len(dcv)} held-out predictions of {len(tg)} rows), per device, "
+          "largest median APE first:")
+    table(["device", "family", "backend", "n rows", "median measured/predicted (CV)", "median APE %", "p90 APE %"],
+          cv_device_table(tg, dcv))
+
     # ---------------- 3. prefill ----------------
     pp_all = [r for r in rows if r["kind"] == "pp"]
     pp = [r for r in pp_all if r["count"] == 1 and r["peak"]]
@@ -690,23 +753,36 @@ def main():
     ppool_all = ppooled().fit(pp)
     print(f"Pooled fallback mfu (all families): {ppool_all.mfu[('all',)]:.3f} (a = {ppool_all.a:.2f})\n")
     pch = {id(r): p for r, p in pres[pchosen][0]}
+    pcv = holdout_rowcv(dict(pcands)[pchosen], pp, ppooled)
     table(["device", "family", "n", "median measured/predicted (LODO)", "median APE %"],
           [(g, [r for r in pp if r["group"] == g][0]["family"], len([r for r in pp if r["group"] == g]),
             f"{statistics.median([r['tps'] / pch[id(r)] for r in pp if r['group'] == g]):.3f}",
             fmt(ape_stats([(r["tps"], pch[id(r)]) for r in pp if r["group"] == g])[1]))
            for g in sorted({r["group"] for r in pp})])
 
+    print(f"Row-level CV of the chosen prefill model ({CV_FOLDS}-fold, stratified by device, {len(CV_SEEDS)} repeats, "
+          f"seeds {CV_SEEDS[0]}..{CV_SEEDS[-1]}; {len(pcv)} held-out predictions of {len(pp)} rows), per device, "
+          "largest median APE first:")
+    table(["device", "family", "backend", "n rows", "median measured/predicted (CV)", "median APE %", "p90 APE %"],
+          cv_device_table(pp, pcv))
+
     # ---------------- 4. spread ----------------
     print("## 4. Held-out spread of measured / predicted (for the [low, high] range)\n")
+    print(f"Row CV = {CV_FOLDS}-fold cross-validation over rows, stratified by device, {len(CV_SEEDS)} repeats "
+          f"(seeds {CV_SEEDS[0]}..{CV_SEEDS[-1]}); n counts every held-out prediction (each row once per repeat).\n")
     srows = []
     for label, pairs in (("decode (chosen, LODO)", [(r["tps"], p) for r, p in res[chosen_name][0]]),
                          ("decode (chosen, 50/50)", [(r["tps"], p) for r, p in res[chosen_name][1]]),
+                         ("decode (chosen, row CV)", [(r["tps"], p) for r, p in dcv]),
                          ("decode baseline B1 (LODO)", [(r["tps"], p) for r, p in res["B1 baseline, one global eta (fitted)"][0]]),
                          ("prefill (chosen, LODO)", [(r["tps"], p) for r, p in pres[pchosen][0]]),
-                         ("prefill (chosen, 50/50)", [(r["tps"], p) for r, p in pres[pchosen][1]])):
+                         ("prefill (chosen, 50/50)", [(r["tps"], p) for r, p in pres[pchosen][1]]),
+                         ("prefill (chosen, row CV)", [(r["tps"], p) for r, p in pcv])):
         rat = [m / p for m, p in pairs]
-        srows.append((label, len(rat), f"{pct(rat, 0.1):.3f}", f"{statistics.median(rat):.3f}", f"{pct(rat, 0.9):.3f}"))
-    table(["quantity", "n", "p10 ratio", "median ratio", "p90 ratio"], srows)
+        _, med, p90 = ape_stats(pairs)
+        srows.append((label, len(rat), fmt(med), fmt(p90),
+                      f"{pct(rat, 0.1):.3f}", f"{statistics.median(rat):.3f}", f"{pct(rat, 0.9):.3f}"))
+    table(["quantity", "n", "median APE %", "p90 APE %", "p10 ratio", "median ratio", "p90 ratio"], srows)
 
     # ---------------- 5. other_tps ----------------
     print("## 5. other_tps.csv with the chosen models (report only, nothing fitted)\n")

@@ -462,10 +462,7 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
         .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let mut results = workspace.solve(file, top.max(1));
     if let Some(name) = only {
-        results.retain(|r| match r {
-            Ok(s) => s.deployment == name,
-            Err(message) => message.contains(&format!("`{name}`")),
-        });
+        results.retain(|(deployment, _)| deployment == name);
         if results.is_empty() {
             return Err(format!(
                 "`{}` has no deployment `{name}` with holes",
@@ -481,18 +478,26 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
     }
     let failed = results
         .iter()
-        .any(|r| r.as_ref().map_or(true, |s| s.ranked.is_empty()));
+        .any(|(_, r)| r.as_ref().map_or(true, |s| s.ranked.is_empty()));
     match format {
         TableFormat::Json => {
-            let solutions: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
-            print_json(&solutions)?;
+            let entries: Vec<serde_json::Value> = results
+                .iter()
+                .map(|(deployment, r)| match r {
+                    Ok(solution) => serde_json::to_value(solution).unwrap_or_default(),
+                    Err(message) => {
+                        serde_json::json!({ "deployment": deployment, "error": message })
+                    }
+                })
+                .collect();
+            print_json(&entries)?;
         }
         TableFormat::Table => {
             let text: Vec<String> = results
                 .iter()
-                .map(|r| match r {
+                .map(|(deployment, r)| match r {
                     Ok(s) => tables::solution(s),
-                    Err(message) => format!("{message}\n"),
+                    Err(message) => format!("{deployment}: {message}\n"),
                 })
                 .collect();
             print!("{}", text.join("\n"));

@@ -64,35 +64,9 @@ pub fn table(m: &Matrix) -> String {
             cells
         })
         .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain(std::iter::once(header[i].chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, width))| {
-                let pad = width - cell.chars().count();
-                if i == 0 || i + 1 == cells.len() {
-                    format!("{cell}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{cell}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        format!("{}\n", padded.join("  ").trim_end())
-    };
-    out.push_str(&line(&header));
-    for row in &rows {
-        out.push_str(&line(row));
-    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let last = header.len() - 1;
+    out.push_str(&crate::tables::grid(&header, &rows, &[0, last]));
     out.push_str("\nGiB = 2^30 bytes. Totals: weights + KV cache + the engine's runtime overhead, one GPU.\n");
     out
 }

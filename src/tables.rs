@@ -4,8 +4,8 @@ use deployfit_compiler::query::{Fit, GpusReport};
 use deployfit_compiler::solve::Solution;
 use deployfit_compiler::units::Quantity;
 
-/// Left-aligns the first column and right-aligns the others.
-pub fn grid(header: &[&str], rows: &[Vec<String>]) -> String {
+/// Aligns a table: the columns in `left` to the left, the others (numbers) to the right.
+pub fn grid(header: &[&str], rows: &[Vec<String>], left: &[usize]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -22,7 +22,7 @@ pub fn grid(header: &[&str], rows: &[Vec<String>]) -> String {
             .enumerate()
             .map(|(i, (cell, width))| {
                 let pad = " ".repeat(width - cell.chars().count());
-                if i == 0 {
+                if left.contains(&i) {
                     format!("{cell}{pad}")
                 } else {
                     format!("{pad}{cell}")
@@ -97,6 +97,7 @@ pub fn solution(s: &Solution) -> String {
                 "memory/GPU",
             ],
             &rows,
+            &[0, 1],
         ));
     }
     if !s.misses.is_empty() {
@@ -153,6 +154,7 @@ pub fn gpus(r: &GpusReport) -> String {
             "price",
         ],
         &rows,
+        &[0, 2, 4],
     ));
     out.push_str(&format!(
         "\n{} of {} catalog GPUs run it. Smallest that fits: {}. Fastest: {}. Median decode: {}.\n",
@@ -186,6 +188,7 @@ pub fn models(gpu: &str, fits: &[Fit]) -> String {
     out.push_str(&grid(
         &["model", "best quant", "needs", "fit", "decode tok/s"],
         &rows,
+        &[0, 1, 3],
     ));
     out
 }

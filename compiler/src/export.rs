@@ -80,12 +80,9 @@ pub fn export(
         Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
         _ => None,
     };
-    let runs = match field(DeclKind::Quant, &setup.quant, "engines") {
-        Some(Value::List(engines)) => engines
-            .iter()
-            .any(|e| matches!(e, Value::Ref(_, n) if n == target.name())),
-        _ => true,
-    };
+    let runs = scope
+        .lookup(DeclKind::Quant, &setup.quant)
+        .is_none_or(|key| db::entry(db, key).runs_on(target.name()));
     if !runs {
         return Err(error(
             format!("{} weights do not run on {}", setup.quant, target.name()),

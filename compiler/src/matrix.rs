@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use crate::db::{self, Db, SourceFile};
+use crate::eval::Entry;
 use crate::eval::deployment::model_by_alias;
 use crate::eval::memory::{self, Inputs};
-use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::syntax::ast::DeclKind;
 
@@ -63,34 +63,13 @@ pub struct Total {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatrixError(pub String);
 
-fn runs_on(quant: &Entry<'_>, engine: &str) -> bool {
-    match quant.fields.get("engines") {
-        Some(Value::List(engines)) => engines
-            .iter()
-            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
-        _ => true,
-    }
-}
-
 fn lookup<'db>(
     db: &'db dyn Db,
     scope: &Scope<'db>,
     kind: DeclKind,
     name: &str,
 ) -> Result<&'db Entry<'db>, MatrixError> {
-    match scope.lookup(kind, name) {
-        Some(key) => Ok(db::entry(db, key)),
-        None => {
-            let hint = scope
-                .suggest(kind, name)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            Err(MatrixError(format!(
-                "unknown {} `{name}`{hint}",
-                kind.keyword()
-            )))
-        }
-    }
+    crate::eval::entry::catalog_entry(db, scope, kind, name).map_err(MatrixError)
 }
 
 /// Builds the matrix against the names visible from `file` (the stdlib, at least).
@@ -151,7 +130,7 @@ pub fn matrix(
         let runs: Vec<(&str, &Entry<'_>)> = engines
             .iter()
             .copied()
-            .filter(|(name, _)| runs_on(quant, name))
+            .filter(|(name, _)| quant.runs_on(name))
             .collect();
         let Some((_, first)) = runs.first().copied() else {
             continue;

@@ -70,32 +70,7 @@ pub struct GpusReport {
     pub median_decode_tps: Option<f64>,
 }
 
-fn lookup<'db>(
-    db: &'db dyn Db,
-    scope: &Scope<'db>,
-    kind: DeclKind,
-    name: &str,
-) -> Result<&'db Entry<'db>, String> {
-    scope
-        .lookup(kind, name)
-        .map(|k| db::entry(db, k))
-        .ok_or_else(|| {
-            let hint = scope
-                .suggest(kind, name)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            format!("unknown {} `{name}`{hint}", kind.keyword())
-        })
-}
-
-fn runs_on(quant: &Entry<'_>, engine: &str) -> bool {
-    match quant.fields.get("engines") {
-        Some(Value::List(engines)) => engines
-            .iter()
-            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
-        _ => true,
-    }
-}
+use crate::eval::entry::catalog_entry as lookup;
 
 struct Setup<'a, 'db> {
     db: &'db dyn Db,
@@ -108,60 +83,37 @@ struct Setup<'a, 'db> {
 }
 
 /// The best format of `quants` (most bits first) for one model on one GPU.
-fn best_fit(
-    setup: &Setup<'_, '_>,
-    model_name: &str,
-    model: &Entry<'_>,
-    gpu_name: &str,
-    gpu: &Entry<'_>,
-    quants: &[(&str, f64, &Entry<'_>)],
+fn best_fit<'a, 'db>(
+    setup: &Setup<'a, 'db>,
+    model_name: &'a str,
+    model: &'a Entry<'db>,
+    gpu_name: &'a str,
+    gpu: &'a Entry<'db>,
+    quants: &'a [(&'a str, f64, &'a Entry<'db>)],
 ) -> Fit {
-    let estimate = |quant_name: &str, quant: &Entry<'_>| {
-        memory::estimate(&Inputs {
-            model,
-            model_name,
-            quant,
-            quant_name,
-            kv: setup.kv,
-            engine: setup.engine,
-            engine_name: setup.engine_name,
-            gpu,
-            gpu_name,
-            context: setup.context,
-            seqs: setup.seqs,
-            count: 1,
-            replicas: 1,
-            memory_utilization: None,
-            prompt: None,
-            output: None,
-            rate: None,
-            theoretical_weights: false,
-        })
+    let inputs = |quant_name: &'a str, quant: &'a Entry<'db>| Inputs {
+        model,
+        model_name,
+        quant,
+        quant_name,
+        kv: setup.kv,
+        engine: setup.engine,
+        engine_name: setup.engine_name,
+        gpu,
+        gpu_name,
+        context: setup.context,
+        seqs: setup.seqs,
+        count: 1,
+        replicas: 1,
+        memory_utilization: None,
+        prompt: None,
+        output: None,
+        rate: None,
+        theoretical_weights: false,
     };
     let chosen = quants
         .iter()
-        .find(|(name, _, quant)| {
-            memory::fits(&Inputs {
-                model,
-                model_name,
-                quant,
-                quant_name: name,
-                kv: setup.kv,
-                engine: setup.engine,
-                engine_name: setup.engine_name,
-                gpu,
-                gpu_name,
-                context: setup.context,
-                seqs: setup.seqs,
-                count: 1,
-                replicas: 1,
-                memory_utilization: None,
-                prompt: None,
-                output: None,
-                rate: None,
-                theoretical_weights: false,
-            }) == Some(true)
-        })
+        .find(|(name, _, quant)| memory::fits(&inputs(name, quant)) == Some(true))
         .or(quants.last());
     let name = match gpu.fields.get("name") {
         Some(Value::Str(name)) => name.clone(),
@@ -187,7 +139,7 @@ fn best_fit(
     let Some((quant_name, bpw, quant)) = chosen else {
         return fit;
     };
-    let result = estimate(quant_name, quant);
+    let result = memory::estimate(&inputs(quant_name, quant));
     let number = |name: &str| {
         result
             .props
@@ -204,9 +156,12 @@ fn best_fit(
         fit.verdict = b.verdict;
         fit.fits = b.verdict.is_some_and(|v| v != Verdict::DoesNotFit);
     }
-    fit.decode_tps = number("decode_tps");
-    fit.decode_tps_low = number("decode_tps_low");
-    fit.decode_tps_high = number("decode_tps_high");
+    // A speed only means something where the model fits.
+    if fit.fits {
+        fit.decode_tps = number("decode_tps");
+        fit.decode_tps_low = number("decode_tps_low");
+        fit.decode_tps_high = number("decode_tps_high");
+    }
     fit
 }
 
@@ -232,7 +187,7 @@ fn quant_list<'db>(
         .filter(|(name, _)| only.is_none_or(|o| o == *name))
         .map(|(name, key)| (name, db::entry(db, key)))
         .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
-        .filter(|(_, bpw, entry)| *bpw >= floor && runs_on(entry, engine))
+        .filter(|(_, bpw, entry)| *bpw >= floor && entry.runs_on(engine))
         .collect();
     quants.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     if quants.is_empty() {

@@ -223,7 +223,7 @@ impl Workspace {
         &self,
         file: SourceFile,
         top: usize,
-    ) -> Vec<Result<crate::solve::Solution, String>> {
+    ) -> Vec<(String, Result<crate::solve::Solution, String>)> {
         crate::solve::solutions(&self.db, file, top)
     }
 

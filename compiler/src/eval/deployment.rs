@@ -317,12 +317,7 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
         .collect();
     quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     for (bpw, name, entry) in quants {
-        let runs = match entry.fields.get("engines") {
-            Some(Value::List(engines)) => engines
-                .iter()
-                .any(|e| matches!(e, Value::Ref(_, n) if n == inputs.engine_name)),
-            _ => true,
-        };
+        let runs = entry.runs_on(inputs.engine_name);
         let variant = Inputs {
             quant: entry,
             quant_name: name,

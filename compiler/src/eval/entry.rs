@@ -37,6 +37,17 @@ impl Entry<'_> {
             .and_then(Value::quantity)
             .map(|q| q.value())
     }
+
+    /// For a weight format: whether `engine` is among its `engines` (a format that lists
+    /// none runs anywhere).
+    pub fn runs_on(&self, engine: &str) -> bool {
+        match self.fields.get("engines") {
+            Some(Value::List(engines)) => engines
+                .iter()
+                .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
+            _ => true,
+        }
+    }
 }
 
 /// Walks the `extends` chain from `key` (nearest first), reporting unknown parents and
@@ -578,4 +589,24 @@ fn check_rule<'db>(
         }
         diags.extend(checker.diags);
     }
+}
+
+/// A catalog entry by name for the commands that take names on the command line, or a
+/// sentence with the closest name of the kind.
+pub fn catalog_entry<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    kind: DeclKind,
+    name: &str,
+) -> Result<&'db Entry<'db>, String> {
+    scope
+        .lookup(kind, name)
+        .map(|k| db::entry(db, k))
+        .ok_or_else(|| {
+            let hint = scope
+                .suggest(kind, name)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            format!("unknown {} `{name}`{hint}", kind.keyword())
+        })
 }

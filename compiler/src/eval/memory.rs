@@ -286,12 +286,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let context = inputs.context as f64;
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
-    let engines_ok = match inputs.quant.fields.get("engines") {
-        Some(Value::List(engines)) => engines
-            .iter()
-            .any(|e| matches!(e, Value::Ref(_, n) if n == inputs.engine_name)),
-        _ => true,
-    };
+    let engines_ok = inputs.quant.runs_on(inputs.engine_name);
     props.insert("quant_runs_on_engine", Ok(Value::Bool(engines_ok)));
     let mem = match memory(inputs) {
         Ok(mem) => mem,

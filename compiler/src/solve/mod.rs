@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
+use crate::eval::Value;
 use crate::eval::deployment::{Mode, Resolved, run};
 use crate::eval::entry::const_field;
 use crate::eval::schema::{FieldTy, field_spec};
-use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 
@@ -132,15 +132,6 @@ fn number_of(value: &Value) -> Option<f64> {
     value.quantity().map(|q| q.value())
 }
 
-fn quant_runs_on(quant: &Entry<'_>, engine: &str) -> bool {
-    match quant.fields.get("engines") {
-        Some(Value::List(engines)) => engines
-            .iter()
-            .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
-        _ => true,
-    }
-}
-
 /// Searches the holes of a deployment for the `top` best assignments.
 pub(crate) fn search<'db>(
     db: &'db dyn Db,
@@ -185,6 +176,8 @@ pub(crate) fn search<'db>(
             _ => None,
         })
         .unwrap_or_else(|| ("cost_per_hour".to_string(), false, true));
+    // Writing the default out (`minimize cost_per_hour`) keeps the cheapest-first search.
+    let default_objective = default_objective || (objective_text == "cost_per_hour" && !maximize);
 
     // Every combination, as one index per hole into its values; materialised as field
     // assignments only when evaluated.
@@ -228,7 +221,7 @@ pub(crate) fn search<'db>(
     };
     combinations.retain(|c| match (value_of(c, "quant"), value_of(c, "engine")) {
         (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
-            quant_entry(&quant).is_none_or(|entry| quant_runs_on(entry, &engine))
+            quant_entry(&quant).is_none_or(|entry| entry.runs_on(&engine))
         }
         _ => true,
     });
@@ -487,7 +480,7 @@ pub fn solutions(
     db: &dyn Db,
     file: crate::db::SourceFile,
     top: usize,
-) -> Vec<Result<Solution, String>> {
+) -> Vec<(String, Result<Solution, String>)> {
     let scope = db::scope(db, file);
     db::decl_keys(db, file)
         .iter()
@@ -505,12 +498,16 @@ pub fn solutions(
             let Some(resolved) =
                 crate::eval::deployment::resolve(db, scope, key, &decl, &mut diags)
             else {
-                return Some(Err(format!(
-                    "`{}` has errors; run `deployfit check`",
-                    decl.name.name
-                )));
+                let name = decl.name.name.clone();
+                return Some((
+                    name.clone(),
+                    Err(format!("`{name}` has errors; run `deployfit check`")),
+                ));
             };
-            Some(search(db, scope, key, &decl, &resolved, top).map_err(|d| d.message))
+            Some((
+                decl.name.name.clone(),
+                search(db, scope, key, &decl, &resolved, top).map_err(|d| d.message),
+            ))
         })
         .collect()
 }
