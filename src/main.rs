@@ -134,6 +134,8 @@ enum Command {
         #[arg(long, value_enum)]
         engine: ExportEngine,
     },
+    /// Run the language server over standard input and output.
+    Lsp,
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt {
         /// Files or directories. Default: the current directory.
@@ -203,6 +205,9 @@ fn main() -> ExitCode {
             deny,
         } => check(paths, format, deny.contains(&Deny::Warnings)),
         Command::Fmt { paths, check } => format_files(paths, check),
+        Command::Lsp => deployfit_lsp::run_stdio()
+            .map(|_| 0)
+            .map_err(|e| format!("the language server stopped: {e}")),
         Command::Matrix {
             model,
             contexts,

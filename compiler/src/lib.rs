@@ -10,6 +10,7 @@ pub mod eval;
 pub mod explain;
 pub mod export;
 pub mod fmt;
+pub mod ide;
 pub mod matrix;
 pub mod names;
 pub mod query;
