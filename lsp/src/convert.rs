@@ -62,7 +62,7 @@ mod tests {
             position(text, text.find('x').unwrap()),
             Position {
                 line: 1,
-                character: 8
+                character: 9
             }
         );
     }
