@@ -150,10 +150,32 @@ impl Database {
     }
 }
 
-/// The parse of one file.
+/// The text of one chunk of a file (see [`syntax::split`]), interned so that equal
+/// chunks share one parse.
+#[salsa::interned(debug)]
+pub struct ChunkText<'db> {
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The parse of one chunk, offsets relative to the chunk.
+#[salsa::tracked(returns(ref))]
+pub fn parse_chunk<'db>(db: &'db dyn Db, chunk: ChunkText<'db>) -> Parsed {
+    syntax::parse_chunk(chunk.text(db))
+}
+
+/// The parse of one file: its chunks' parses, each memoized.
 #[salsa::tracked(returns(ref))]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Parsed {
-    syntax::parse(file.text(db))
+    let text = file.text(db);
+    let mut parsed = Parsed::default();
+    for chunk in syntax::split::split(text) {
+        let start = chunk.span.start as usize;
+        let source = &text[start..chunk.span.end as usize];
+        let interned = ChunkText::new(db, source.to_string());
+        parsed.append(parse_chunk(db, interned), start as u32);
+    }
+    parsed
 }
 
 /// The declarations of a file, by key, with their offsets. Re-runs on every edit of

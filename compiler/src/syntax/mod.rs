@@ -66,20 +66,50 @@ const CALL_LIMIT: usize = 20_000_000;
 /// Parses a whole file: splits it at declaration boundaries and parses every chunk, so
 /// that each broken declaration reports its own error.
 pub fn parse(text: &str) -> Parsed {
-    static LIMIT: Once = Once::new();
-    LIMIT.call_once(|| pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT)));
-
     let mut parsed = Parsed::default();
     for chunk in split::split(text) {
-        if let Some(at) = chunk.too_deep_at {
-            parsed.errors.push(too_deep(at));
-            continue;
-        }
         let start = chunk.span.start as usize;
         let source = &text[start..chunk.span.end as usize];
-        lower::chunk(text, source, start, &mut parsed);
+        parsed.append(&parse_chunk(source), start as u32);
     }
     parsed
+}
+
+/// Parses one chunk (a piece of a file between declaration boundaries) on its own, with
+/// offsets relative to the chunk. Unchanged chunks give equal results, so the database
+/// memoizes them per chunk text and an edit re-parses only the chunk it touches.
+pub fn parse_chunk(source: &str) -> Parsed {
+    static LIMIT: Once = Once::new();
+    LIMIT.call_once(|| pest::set_call_limit(NonZeroUsize::new(CALL_LIMIT)));
+    let mut parsed = Parsed::default();
+    if let Some(at) = split::too_deep(source) {
+        parsed.errors.push(too_deep(at));
+        return parsed;
+    }
+    lower::chunk(source, source, 0, &mut parsed);
+    parsed
+}
+
+impl Parsed {
+    /// Appends a chunk's parse, moving its offsets to where the chunk starts.
+    pub fn append(&mut self, chunk: &Parsed, start: u32) {
+        self.imports
+            .extend(chunk.imports.iter().map(|import| Import {
+                span: import.span.shift(start),
+                path_span: import.path_span.shift(start),
+                ..import.clone()
+            }));
+        self.decls
+            .extend(chunk.decls.iter().map(|placed| PlacedDecl {
+                offset: placed.offset + start,
+                decl: placed.decl.clone(),
+            }));
+        self.errors
+            .extend(chunk.errors.iter().map(|error| SyntaxError {
+                span: error.span.shift(start),
+                ..error.clone()
+            }));
+    }
 }
 
 pub(crate) fn too_deep(at: usize) -> SyntaxError {

@@ -120,7 +120,11 @@ fn scan_brackets(line: &str, offset: usize, depth: &mut usize, too_deep_at: &mut
 pub fn too_deep(text: &str) -> Option<usize> {
     let mut depth = 0;
     let mut at = None;
-    scan_brackets(text, 0, &mut depth, &mut at);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        scan_brackets(line, offset, &mut depth, &mut at);
+        offset += line.len();
+    }
     at
 }
 
