@@ -142,6 +142,7 @@ fn acceptance_session() {
             && markdown.contains("KV cache"),
         "{markdown}"
     );
+    insta::assert_snapshot!("hover_deployment", markdown);
 
     let completion = session.request("textDocument/completion", at(10, 13, uri));
     let labels: Vec<&str> = completion
@@ -184,6 +185,7 @@ fn acceptance_session() {
         hints[1]["label"].as_str().unwrap().contains("GiB"),
         "{hints:?}"
     );
+    insta::assert_json_snapshot!("inlay_hints", hints);
 
     let fields = session.request("textDocument/completion", at(8, 4, uri));
     let labels: Vec<&str> = fields
@@ -292,4 +294,159 @@ fn edits_converge_to_a_fresh_check() {
         }
     }
     session.finish();
+}
+
+#[test]
+fn references_rename_tokens_actions_and_lenses() {
+    let uri = "file:///tmp/deployfit-lsp-test/b.deploy";
+    let text = "gpu lab_card extends rtx_3090 {\n    price = $0.30/h\n}\n\ndeployment one {\n    model  = glm4_9b\n    quant  = Q4_K_M\n    engine = llamacpp\n    gpu    = lab_card\n}\n\ndeployment two {\n    model  = glm4_9b\n    quant  = Q4_K_M\n    engine = llamacpp\n    gpu    = lab_crd\n    context = 32k\n}\n\ndeployment three {\n    model  = glm4_9b\n    quant  = Q4_K_M\n    engine = llamacpp\n    gpu    = ?\n}\n";
+    let mut session = Session::start();
+    let diagnostics = session.open(uri, text);
+    let unknown = diagnostics
+        .iter()
+        .find(|d| d["code"] == "deploy::name::unknown")
+        .expect("lab_crd is unknown");
+
+    // References of lab_card: its definition and its use in `one`.
+    let references = session.request(
+        "textDocument/references",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 8, "character": 15 }, "context": { "includeDeclaration": true } }),
+    );
+    let lines: Vec<u64> = references
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["range"]["start"]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [0, 8]);
+
+    let rename = session.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 6 }, "newName": "lab_gpu" }),
+    );
+    assert_eq!(rename["changes"][uri].as_array().unwrap().len(), 2);
+    // Renaming a stdlib entry is refused with a reason.
+    session.send(json!({ "jsonrpc": "2.0", "id": 900, "method": "textDocument/rename", "params": { "textDocument": { "uri": uri }, "position": { "line": 0, "character": 24 }, "newName": "x" } }));
+    let refused = loop {
+        let message = session.receive();
+        if message["id"] == 900 {
+            break message;
+        }
+    };
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stdlib entry"),
+        "{refused}"
+    );
+
+    // The quick fix for the unknown GPU.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": unknown["range"], "context": { "diagnostics": [unknown] } }),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(titles.contains(&"Replace with `lab_card`"), "{titles:?}");
+
+    let tokens = session.request(
+        "textDocument/semanticTokens/full",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    let data = tokens["data"].as_array().unwrap();
+    assert_eq!(data.len() % 5, 0);
+    assert_eq!(data[0].as_u64(), Some(0), "the first token is on line 0");
+
+    let lenses = session.request(
+        "textDocument/codeLens",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    let commands: Vec<&str> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commands
+            .iter()
+            .filter(|c| **c == "deployfit.explain")
+            .count(),
+        3
+    );
+    assert_eq!(
+        commands.iter().filter(|c| **c == "deployfit.solve").count(),
+        1
+    );
+    let solved = session.request(
+        "workspace/executeCommand",
+        json!({ "command": "deployfit.solve", "arguments": [uri, "three"] }),
+    );
+    assert!(
+        solved.as_str().unwrap().starts_with("three: 1. gpu = "),
+        "{solved}"
+    );
+    let explained = session.request(
+        "workspace/executeCommand",
+        json!({ "command": "deployfit.explain", "arguments": [uri, "one"] }),
+    );
+    assert!(explained.as_str().unwrap().contains("lab_card"));
+    session.finish();
+}
+
+#[test]
+fn hostile_requests_do_not_crash_the_server() {
+    let uri = "file:///tmp/deployfit-lsp-test/c.deploy";
+    let mut session = Session::start();
+    session.open(uri, TEXT);
+    // Positions past the end of the document.
+    let hover = session.request("textDocument/hover", at(900, 900, uri));
+    assert!(hover.is_null() || hover.is_object());
+    let completion = session.request("textDocument/completion", at(3, 9999, uri));
+    assert!(completion.is_array());
+    // Requests for a document that was never opened.
+    let none = session.request("textDocument/hover", at(0, 0, "file:///nowhere.deploy"));
+    assert!(none.is_null());
+    // An unknown method gets a JSON-RPC error, and the server keeps serving.
+    session
+        .send(json!({ "jsonrpc": "2.0", "id": 901, "method": "deployfit/unknown", "params": {} }));
+    let error = loop {
+        let message = session.receive();
+        if message["id"] == 901 {
+            break message;
+        }
+    };
+    assert_eq!(error["error"]["code"], -32601);
+    // Half-typed code: completion inside a broken block still offers GPUs.
+    session.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": "deployment half {\n    model = glm4_9b\n    gpu = " }] }),
+    );
+    let diagnostics = session.diagnostics(uri, 2);
+    assert!(!diagnostics.is_empty());
+    let completion = session.request("textDocument/completion", at(2, 10, uri));
+    let labels: Vec<&str> = completion
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"rtx_4090"), "{labels:?}");
+    session.finish();
+}
+
+#[test]
+fn a_client_that_disconnects_ends_the_server() {
+    let mut session = Session::start();
+    drop(session.stdin);
+    let status = session.child.wait().unwrap();
+    assert!(
+        status.code().is_some(),
+        "the server exits instead of hanging"
+    );
 }

@@ -25,6 +25,37 @@ struct Document {
     file: SourceFile,
 }
 
+/// The commands the code lenses run.
+const EXPLAIN: &str = "deployfit.explain";
+const SOLVE: &str = "deployfit.solve";
+
+/// The semantic token types, in the order of [`token_index`].
+const TOKEN_TYPES: [SemanticTokenType; 9] = [
+    SemanticTokenType::KEYWORD,
+    SemanticTokenType::TYPE,
+    SemanticTokenType::PROPERTY,
+    SemanticTokenType::VARIABLE,
+    SemanticTokenType::NUMBER,
+    SemanticTokenType::MACRO,
+    SemanticTokenType::STRING,
+    SemanticTokenType::COMMENT,
+    SemanticTokenType::OPERATOR,
+];
+
+fn token_index(kind: ide::TokenKind) -> u32 {
+    match kind {
+        ide::TokenKind::Keyword => 0,
+        ide::TokenKind::Kind => 1,
+        ide::TokenKind::Field => 2,
+        ide::TokenKind::Name => 3,
+        ide::TokenKind::Number => 4,
+        ide::TokenKind::Unit => 5,
+        ide::TokenKind::String => 6,
+        ide::TokenKind::Comment => 7,
+        ide::TokenKind::Operator => 8,
+    }
+}
+
 struct State {
     workspace: Workspace,
     documents: HashMap<Uri, Document>,
@@ -232,6 +263,28 @@ impl LanguageServer for Backend {
                 inlay_hint_provider: Some(OneOf::Left(true)),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 document_formatting_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![EXPLAIN.into(), SOLVE.into()],
+                    ..ExecuteCommandOptions::default()
+                }),
+                semantic_tokens_provider: Some(
+                    SemanticTokensServerCapabilities::SemanticTokensOptions(
+                        SemanticTokensOptions {
+                            legend: SemanticTokensLegend {
+                                token_types: TOKEN_TYPES.to_vec(),
+                                token_modifiers: Vec::new(),
+                            },
+                            full: Some(SemanticTokensFullOptions::Bool(true)),
+                            ..SemanticTokensOptions::default()
+                        },
+                    ),
+                ),
                 ..ServerCapabilities::default()
             },
             ..InitializeResult::default()
@@ -400,6 +453,208 @@ impl LanguageServer for Backend {
                 Some(DocumentSymbolResponse::Nested(symbols))
             }),
         )
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let position = params.text_document_position;
+        Ok(
+            self.with_document(&position.text_document.uri, |state, file, text| {
+                let offset = convert::offset(text, position.position);
+                let targets = ide::references(state.workspace.db(), file, offset);
+                Some(
+                    targets
+                        .into_iter()
+                        .filter_map(|t| {
+                            let uri = self.uri_of(state, &t.path)?;
+                            let source = state.workspace.source(&t.path)?;
+                            Some(Location {
+                                uri,
+                                range: convert::range(
+                                    &source,
+                                    t.span.start as usize,
+                                    t.span.end as usize,
+                                ),
+                            })
+                        })
+                        .collect(),
+                )
+            }),
+        )
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let position = params.text_document_position;
+        let outcome = self.with_document(&position.text_document.uri, |state, file, text| {
+            let offset = convert::offset(text, position.position);
+            Some(
+                ide::rename(state.workspace.db(), file, offset, &params.new_name).map(|targets| {
+                    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+                    for t in targets {
+                        let (Some(uri), Some(source)) =
+                            (self.uri_of(state, &t.path), state.workspace.source(&t.path))
+                        else {
+                            continue;
+                        };
+                        changes.entry(uri).or_default().push(TextEdit {
+                            range: convert::range(
+                                &source,
+                                t.span.start as usize,
+                                t.span.end as usize,
+                            ),
+                            new_text: params.new_name.clone(),
+                        });
+                    }
+                    WorkspaceEdit {
+                        changes: Some(changes),
+                        ..WorkspaceEdit::default()
+                    }
+                }),
+            )
+        });
+        match outcome {
+            Some(Ok(edit)) => Ok(Some(edit)),
+            Some(Err(message)) => Err(tower_lsp_server::jsonrpc::Error::invalid_params(message)),
+            None => Ok(None),
+        }
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        Ok(
+            self.with_document(&params.text_document.uri, |state, file, text| {
+                let mut data = Vec::new();
+                let (mut line, mut character) = (0u32, 0u32);
+                for token in ide::semantic_tokens(state.workspace.db(), file) {
+                    let start = convert::position(text, token.start as usize);
+                    let end = convert::position(text, (token.start + token.len) as usize);
+                    if end.line != start.line {
+                        continue;
+                    }
+                    let delta_line = start.line - line;
+                    let delta_start = if delta_line == 0 {
+                        start.character - character
+                    } else {
+                        start.character
+                    };
+                    data.push(SemanticToken {
+                        delta_line,
+                        delta_start,
+                        length: end.character - start.character,
+                        token_type: token_index(token.kind),
+                        token_modifiers_bitset: 0,
+                    });
+                    (line, character) = (start.line, start.character);
+                }
+                Some(SemanticTokensResult::Tokens(SemanticTokens {
+                    result_id: None,
+                    data,
+                }))
+            }),
+        )
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        Ok(self.with_document(&uri, |state, file, text| {
+            let start = convert::offset(text, params.range.start);
+            let end = convert::offset(text, params.range.end);
+            let span = deployfit_compiler::span::Span::new(start, end);
+            let actions = ide::code_actions(state.workspace.db(), file, span)
+                .into_iter()
+                .map(|fix| {
+                    let edits = fix
+                        .edits
+                        .into_iter()
+                        .map(|(span, new_text)| TextEdit {
+                            range: convert::range(text, span.start as usize, span.end as usize),
+                            new_text,
+                        })
+                        .collect();
+                    CodeActionOrCommand::CodeAction(CodeAction {
+                        title: fix.title,
+                        kind: Some(CodeActionKind::QUICKFIX),
+                        edit: Some(WorkspaceEdit {
+                            changes: Some(HashMap::from([(uri.clone(), edits)])),
+                            ..WorkspaceEdit::default()
+                        }),
+                        ..CodeAction::default()
+                    })
+                })
+                .collect();
+            Some(actions)
+        }))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        Ok(self.with_document(&uri, |state, file, text| {
+            let mut lenses = Vec::new();
+            for (name, span, holes) in ide::deployments(state.workspace.db(), file) {
+                let range = convert::range(text, span.start as usize, span.end as usize);
+                let arguments = Some(vec![
+                    LSPAny::String(uri.as_str().to_string()),
+                    LSPAny::String(name.clone()),
+                ]);
+                lenses.push(CodeLens {
+                    range,
+                    command: Some(Command {
+                        title: "explain".into(),
+                        command: EXPLAIN.into(),
+                        arguments: arguments.clone(),
+                    }),
+                    data: None,
+                });
+                if holes {
+                    lenses.push(CodeLens {
+                        range,
+                        command: Some(Command {
+                            title: "solve".into(),
+                            command: SOLVE.into(),
+                            arguments,
+                        }),
+                        data: None,
+                    });
+                }
+            }
+            Some(lenses)
+        }))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let text_argument = |i: usize| {
+            params
+                .arguments
+                .get(i)
+                .and_then(|a| a.as_str())
+                .map(str::to_string)
+        };
+        let (Some(uri), Some(name)) = (text_argument(0), text_argument(1)) else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
+                "expected [uri, deployment]",
+            ));
+        };
+        let Ok(uri) = uri.parse::<Uri>() else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
+                "not a URI",
+            ));
+        };
+        let output = self.with_document(&uri, |state, file, _| match params.command.as_str() {
+            EXPLAIN => ide::explain_markdown(state.workspace.db(), file, &name),
+            SOLVE => ide::solve_summary(state.workspace.db(), file, &name),
+            _ => None,
+        });
+        let Some(output) = output else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                "`{}` cannot run for `{name}`",
+                params.command
+            )));
+        };
+        self.client
+            .show_message(MessageType::INFO, output.clone())
+            .await;
+        Ok(Some(LSPAny::String(output)))
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {

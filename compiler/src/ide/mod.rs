@@ -506,3 +506,354 @@ pub fn symbols(db: &dyn Db, file: SourceFile) -> Vec<Symbol> {
         })
         .collect()
 }
+
+/// Every place that names the same catalog entry or user declaration as the name at
+/// `offset`, in the loaded user files and the stdlib: its definition first.
+pub fn references(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Target> {
+    let Some((name, _, kind, key)) = reference_at(db, file, offset) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(definition) = definition(db, file, offset) {
+        out.push(definition);
+    }
+    let project = db.project();
+    let files: Vec<SourceFile> = project
+        .files(db)
+        .values()
+        .copied()
+        .chain(project.stdlib(db).iter().copied())
+        .collect();
+    for candidate in files {
+        let text = candidate.text(db);
+        let mut from = 0;
+        while let Some(found) = text[from..].find(name.as_str()) {
+            let start = from + found;
+            let end = start + name.len();
+            from = end;
+            let bounded = text[..start]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !is_ident(c))
+                && text[end..].chars().next().is_none_or(|c| !is_ident(c));
+            if !bounded {
+                continue;
+            }
+            if let Some((_, span, k, other)) = reference_at(db, candidate, start)
+                && k == kind
+                && other == key
+            {
+                let target = Target {
+                    path: candidate.path(db).clone(),
+                    is_stdlib: candidate.is_stdlib(db),
+                    span,
+                };
+                if !out.contains(&target) {
+                    out.push(target);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The edits that rename a user declaration everywhere it is named; `Err` says why not
+/// (stdlib entries, invalid names).
+pub fn rename(
+    db: &dyn Db,
+    file: SourceFile,
+    offset: usize,
+    new_name: &str,
+) -> Result<Vec<Target>, String> {
+    let valid = new_name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && new_name.chars().all(is_ident);
+    if !valid {
+        return Err(format!(
+            "`{new_name}` is not a name: letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    let Some((_, _, kind, key)) = reference_at(db, file, offset) else {
+        return Err("there is no name here".into());
+    };
+    if key.file(db).is_stdlib(db) {
+        return Err(format!(
+            "`{}` is a stdlib entry; define your own with `{} my_name extends {} {{ ... }}`",
+            key.name(db),
+            kind.keyword(),
+            key.name(db)
+        ));
+    }
+    if db::scope(db, file).lookup(kind, new_name).is_some() {
+        return Err(format!("{} `{new_name}` already exists", kind.describe()));
+    }
+    let edits = references(db, file, offset);
+    Ok(edits.into_iter().filter(|t| !t.is_stdlib).collect())
+}
+
+/// Token classes for semantic highlighting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenKind {
+    Keyword,
+    Kind,
+    Field,
+    Name,
+    Number,
+    Unit,
+    String,
+    Comment,
+    Operator,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub start: u32,
+    pub len: u32,
+    pub kind: TokenKind,
+}
+
+const KEYWORDS: &[&str] = &[
+    "import", "extends", "require", "else", "minimize", "maximize", "one_of", "and", "or", "not",
+];
+
+/// A lexical scan for highlighting: it works on broken text too.
+pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<Token> {
+    let text = file.text(db);
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    let push = |tokens: &mut Vec<Token>, start: usize, end: usize, kind| {
+        tokens.push(Token {
+            start: start as u32,
+            len: (end - start) as u32,
+            kind,
+        });
+    };
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            let end = text[i..].find('\n').map(|e| i + e).unwrap_or(text.len());
+            push(&mut tokens, i, end, TokenKind::Comment);
+            i = end;
+        } else if c == b'"' {
+            let mut end = i + 1;
+            while end < bytes.len() && bytes[end] != b'"' && bytes[end] != b'\n' {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            let end = (end + 1).min(bytes.len());
+            push(&mut tokens, i, end, TokenKind::String);
+            i = end;
+        } else if c.is_ascii_digit()
+            || (c == b'$' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            let mut end = i + 1;
+            while end < bytes.len()
+                && (bytes[end].is_ascii_alphanumeric()
+                    || matches!(bytes[end], b'_' | b'.' | b'/' | b'%'))
+            {
+                end += 1;
+            }
+            push(&mut tokens, i, end, TokenKind::Number);
+            // A unit after a space: `12 GiB`, `864 GB/s`.
+            let rest = &text[end..];
+            let spaces = rest.len() - rest.trim_start_matches(' ').len();
+            let unit_start = end + spaces;
+            let unit_len = text[unit_start..]
+                .find(|ch: char| !(ch.is_ascii_alphabetic() || ch == '/' || ch == '%'))
+                .unwrap_or(text.len() - unit_start);
+            let unit = &text[unit_start..unit_start + unit_len];
+            if spaces > 0 && unit_len > 0 && crate::units::unit_names().any(|u| u == unit) {
+                push(
+                    &mut tokens,
+                    unit_start,
+                    unit_start + unit_len,
+                    TokenKind::Unit,
+                );
+                i = unit_start + unit_len;
+            } else {
+                i = end;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let end = text[i..]
+                .find(|ch: char| !is_ident(ch))
+                .map(|e| i + e)
+                .unwrap_or(text.len());
+            let word = &text[i..end];
+            let after = text[end..].trim_start_matches([' ', '\t']);
+            let kind = if KEYWORDS.contains(&word) {
+                TokenKind::Keyword
+            } else if DeclKind::from_keyword(word).is_some()
+                && after.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+            {
+                TokenKind::Kind
+            } else if after.starts_with('=') && !after.starts_with("==") || after.starts_with('{') {
+                TokenKind::Field
+            } else {
+                TokenKind::Name
+            };
+            push(&mut tokens, i, end, kind);
+            i = end;
+        } else if c == b'?' {
+            push(&mut tokens, i, i + 1, TokenKind::Operator);
+            i += 1;
+        } else {
+            i += text[i..].chars().next().map(char::len_utf8).unwrap_or(1);
+        }
+    }
+    tokens
+}
+
+/// A quick fix: a title and the text edits of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub title: String,
+    pub edits: Vec<(Span, String)>,
+}
+
+/// `field = value` pairs a help names as fixes: "`gpu = rtx_3090`", "context = 9k fits".
+fn suggested_assignments(help: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for piece in help.split([';', '`', ',']) {
+        let piece = piece
+            .trim()
+            .trim_start_matches("or ")
+            .trim_start_matches("pin it with ");
+        let Some((field, rest)) = piece.split_once(" = ") else {
+            continue;
+        };
+        let field = field.trim();
+        let value = rest
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(['.', ')']);
+        if !field.is_empty()
+            && field.chars().all(is_ident)
+            && !value.is_empty()
+            && field_spec(DeclKind::Deployment, field).is_some()
+        {
+            out.push((field.to_string(), value.to_string()));
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// The quick fixes for the diagnostics that overlap `span`: "did you mean" replacements,
+/// and setting the fields the helps name (a context that fits, the solver's choice).
+pub fn code_actions(db: &dyn Db, file: SourceFile, span: Span) -> Vec<Fix> {
+    let text = file.text(db);
+    let mut fixes = Vec::new();
+    for diag in db::diagnostics(db, file) {
+        let at = diag.location.span;
+        if at.end < span.start || at.start > span.end {
+            continue;
+        }
+        let Some(help) = &diag.help else {
+            continue;
+        };
+        if let Some(suggestion) = help
+            .strip_prefix("did you mean `")
+            .and_then(|rest| rest.strip_suffix("`?"))
+        {
+            fixes.push(Fix {
+                title: format!("Replace with `{suggestion}`"),
+                edits: vec![(at, suggestion.to_string())],
+            });
+            continue;
+        }
+        // Set a field of the deployment the diagnostic is in.
+        let Some((DeclKind::Deployment, Some(key))) = enclosing_kind(db, file, at.start as usize)
+        else {
+            continue;
+        };
+        let Some(decl) = db::decl(db, key) else {
+            continue;
+        };
+        let base = db::decl_offset(db, key);
+        for (field, value) in suggested_assignments(help) {
+            let edit = match decl.field(&field) {
+                Some(existing) => (existing.value.span.shift(base), value.clone()),
+                None => {
+                    let brace = decl.body.span.shift(base).start as usize;
+                    let insert = Span::new(brace + 1, brace + 1);
+                    let _ = text;
+                    (insert, format!("\n    {field} = {value}"))
+                }
+            };
+            let title = format!("Set `{field} = {value}`");
+            if !fixes.iter().any(|f: &Fix| f.title == title) {
+                fixes.push(Fix {
+                    title,
+                    edits: vec![edit],
+                });
+            }
+        }
+    }
+    fixes
+}
+
+/// The breakdown of one deployment as Markdown (the `explain` command lens).
+pub fn explain_markdown(db: &dyn Db, file: SourceFile, deployment: &str) -> Option<String> {
+    deployment_hover(db, file, deployment)
+}
+
+/// The solver's best assignments for one deployment, as text (the `solve` command lens).
+pub fn solve_summary(db: &dyn Db, file: SourceFile, deployment: &str) -> Option<String> {
+    let (_, result) = crate::solve::solutions(db, file, 3)
+        .into_iter()
+        .find(|(name, _)| name == deployment)?;
+    Some(match result {
+        Err(message) => message,
+        Ok(solution) if solution.ranked.is_empty() => format!(
+            "{deployment}: no candidate satisfies every require ({} tried)",
+            solution.evaluated
+        ),
+        Ok(solution) => {
+            let lines: Vec<String> = solution
+                .ranked
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let assignment: Vec<String> = c
+                        .assignment
+                        .iter()
+                        .map(|(k, v)| format!("{k} = {v}"))
+                        .collect();
+                    format!(
+                        "{}. {} ({} {})",
+                        i + 1,
+                        assignment.join(", "),
+                        solution.objective,
+                        c.objective_display.as_deref().unwrap_or("?")
+                    )
+                })
+                .collect();
+            format!("{deployment}: {}", lines.join("; "))
+        }
+    })
+}
+
+/// The deployments of a file with the span of their names and whether they have holes.
+pub fn deployments(db: &dyn Db, file: SourceFile) -> Vec<(String, Span, bool)> {
+    db::parse(db, file)
+        .decls
+        .iter()
+        .filter(|placed| placed.decl.kind == DeclKind::Deployment)
+        .map(|placed| {
+            let holes = placed.decl.fields().any(|f| {
+                matches!(
+                    f.value.kind,
+                    crate::syntax::ast::ExprKind::Hole | crate::syntax::ast::ExprKind::OneOf(_)
+                )
+            });
+            (
+                placed.decl.name.name.clone(),
+                placed.decl.name.span.shift(placed.offset),
+                holes,
+            )
+        })
+        .collect()
+}
