@@ -450,3 +450,29 @@ fn a_client_that_disconnects_ends_the_server() {
         "the server exits instead of hanging"
     );
 }
+
+#[test]
+fn imports_across_open_buffers() {
+    let a = "file:///tmp/deployfit-lsp-multi/a.deploy";
+    let b = "file:///tmp/deployfit-lsp-multi/b.deploy";
+    let mut session = Session::start();
+    let importer = "import \"a.deploy\"\n\ndeployment uses_card {\n    model  = glm4_9b\n    quant  = Q4_K_M\n    engine = llamacpp\n    gpu    = my_card\n}\n";
+    let before = session.open(b, importer);
+    let codes: Vec<&str> = before.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"deploy::name::import_missing"), "{codes:?}");
+    // Opening the imported buffer re-checks the importer: the card is now known.
+    session.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": a, "languageId": "deploy", "version": 1, "text": "gpu my_card extends rtx_3090 {\n    price = $0.20/h\n}\n" } }),
+    );
+    let after = session.diagnostics(b, 1);
+    assert!(after.is_empty(), "{after:?}");
+    // Renaming the card in the imported buffer breaks the importer, which is re-published.
+    session.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": a, "version": 2 }, "contentChanges": [{ "text": "gpu other_card extends rtx_3090 {\n}\n" }] }),
+    );
+    let broken = session.diagnostics(b, 1);
+    assert_eq!(broken[0]["code"], "deploy::name::unknown");
+    session.finish();
+}

@@ -230,6 +230,55 @@ impl Backend {
         let (file, text) = (document.file, document.text.clone());
         f(&state, file, &text)
     }
+    /// Applies incremental changes in order and publishes the document's diagnostics.
+    async fn change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        let (snapshot, file) = {
+            let mut state = self.lock();
+            let Some(document) = state.documents.get(&uri) else {
+                return;
+            };
+            if document.version >= version {
+                return;
+            }
+            let mut text = document.text.clone();
+            for change in params.content_changes {
+                apply_change(&mut text, change);
+            }
+            Self::set_text(&mut state, &uri, text, version)
+        };
+        self.publish(uri, version, snapshot, file).await;
+    }
+
+    /// Re-publishes the diagnostics of the other open documents that import `uri`.
+    async fn republish_importers(&self, uri: &Uri) {
+        let work: Vec<(Uri, i32, db::Database, SourceFile)> = {
+            let state = self.lock();
+            let Some(changed) = state.documents.get(uri).map(|d| d.file) else {
+                return;
+            };
+            let snapshot = state.workspace.db();
+            state
+                .documents
+                .iter()
+                .filter(|(other, document)| {
+                    *other != uri && db::reachable(snapshot, document.file).contains(&changed)
+                })
+                .map(|(other, document)| {
+                    (
+                        other.clone(),
+                        document.version,
+                        snapshot.clone(),
+                        document.file,
+                    )
+                })
+                .collect()
+        };
+        for (other, version, snapshot, file) in work {
+            self.publish(other, version, snapshot, file).await;
+        }
+    }
 }
 
 fn apply_change(text: &mut String, change: TextDocumentContentChangeEvent) {
@@ -298,27 +347,15 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let (snapshot, file) = Self::set_text(&mut self.lock(), &doc.uri, doc.text, doc.version);
-        self.publish(doc.uri, doc.version, snapshot, file).await;
+        self.publish(doc.uri.clone(), doc.version, snapshot, file)
+            .await;
+        self.republish_importers(&doc.uri).await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri;
-        let version = params.text_document.version;
-        let (snapshot, file) = {
-            let mut state = self.lock();
-            let Some(document) = state.documents.get(&uri) else {
-                return;
-            };
-            if document.version >= version {
-                return;
-            }
-            let mut text = document.text.clone();
-            for change in params.content_changes {
-                apply_change(&mut text, change);
-            }
-            Self::set_text(&mut state, &uri, text, version)
-        };
-        self.publish(uri, version, snapshot, file).await;
+        let uri = params.text_document.uri.clone();
+        self.change(params).await;
+        self.republish_importers(&uri).await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
