@@ -137,3 +137,23 @@ fn models_on_a_gpu() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("did you mean `rtx_4090`?"));
 }
+
+#[test]
+fn a_second_objective_is_reported() {
+    let dir = common::scratch("two_objectives");
+    std::fs::write(
+        dir.join("two.deploy"),
+        "deployment two_goals {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = ?\n    minimize cost_per_hour\n    maximize decode_tps\n}\n",
+    )
+    .unwrap();
+    let output = common::deployfit_in(&dir, &["check", "--format", "json", "two.deploy"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let duplicate = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::field::duplicate")
+        .expect("the second objective is reported");
+    assert_eq!(duplicate["line"], 6);
+}

@@ -220,6 +220,24 @@ pub fn check_block_fields<'db>(
             );
         }
         if let AstEntry::Objective(objective) = entry
+            && kind == DeclKind::Deployment
+            && block
+                .entries
+                .iter()
+                .take_while(|e| !std::ptr::eq(*e, entry))
+                .any(|e| matches!(e, AstEntry::Objective(_)))
+        {
+            diags.push(
+                Diag::error(
+                    "deploy::field::duplicate",
+                    "a deployment has one objective; this second `minimize`/`maximize` would be ignored",
+                    Loc::Decl(key, objective.span),
+                )
+                .label("second objective")
+                .help("keep one objective; combine figures in one expression if you need both"),
+            );
+        }
+        if let AstEntry::Objective(objective) = entry
             && kind != DeclKind::Deployment
         {
             diags.push(
