@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Tokenizes .deploy files with the extension's grammar and fails when a token gets an
+// `invalid` scope, when non-blank text gets no scope beyond `source.deploy`, or when a
+// begin/end rule (string, interpolation) is still open at the end of a line.
+//
+//   node scripts/check-grammar.js [--dump] FILE...
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const vsctm = require('vscode-textmate');
+const oniguruma = require('vscode-oniguruma');
+
+const grammarPath = path.join(__dirname, '..', 'syntaxes', 'deploy.tmLanguage.json');
+
+async function main() {
+  const args = process.argv.slice(2);
+  const dump = args[0] === '--dump';
+  const files = dump ? args.slice(1) : args;
+  if (files.length === 0) {
+    console.error('usage: node scripts/check-grammar.js [--dump] FILE...');
+    process.exit(2);
+  }
+  const wasm = fs.readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
+  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
+  const registry = new vsctm.Registry({
+    onigLib: Promise.resolve({
+      createOnigScanner: (sources) => new oniguruma.OnigScanner(sources),
+      createOnigString: (s) => new oniguruma.OnigString(s),
+    }),
+    loadGrammar: async (scopeName) =>
+      scopeName === 'source.deploy'
+        ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, 'utf8'), grammarPath)
+        : null,
+  });
+  const grammar = await registry.loadGrammar('source.deploy');
+  let problems = 0;
+  let lines = 0;
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8').split(/\r?\n/);
+    let stack = vsctm.INITIAL;
+    text.forEach((line, i) => {
+      lines++;
+      const r = grammar.tokenizeLine(line, stack);
+      for (const t of r.tokens) {
+        const s = line.slice(t.startIndex, t.endIndex);
+        if (dump && s.trim()) console.log(`${file}:${i + 1}: ${JSON.stringify(s)} ${t.scopes.slice(1).join(' ')}`);
+        const where = `${file}:${i + 1}:${t.startIndex + 1}`;
+        if (t.scopes.some((sc) => sc.startsWith('invalid'))) {
+          console.log(`${where}: invalid scope on ${JSON.stringify(s)}: ${t.scopes.join(' ')}`);
+          problems++;
+        } else if (t.scopes.length === 1 && s.trim()) {
+          console.log(`${where}: unscoped text ${JSON.stringify(s)}`);
+          problems++;
+        }
+      }
+      stack = r.ruleStack;
+      if (stack.depth > 1) {
+        console.log(`${file}:${i + 1}: a begin/end rule is still open at the end of the line`);
+        problems++;
+        stack = vsctm.INITIAL;
+      }
+    });
+  }
+  console.log(`${files.length} files, ${lines} lines, ${problems} problem(s)`);
+  process.exit(problems ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(2);
+});

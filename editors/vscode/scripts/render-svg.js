@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Renders a .deploy file as an SVG image highlighted by the extension's grammar, with a
+// dark theme in the style of VS Code's Dark Modern: docs/editors.md shows the result.
+//
+//   node scripts/render-svg.js FILE OUT.svg
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const vsctm = require('vscode-textmate');
+const oniguruma = require('vscode-oniguruma');
+
+// Scope prefixes → colours, most specific first.
+const THEME = [
+  ['comment.line.documentation', '#6a9955'],
+  ['comment', '#6a9955'],
+  ['string', '#ce9178'],
+  ['constant.character.escape', '#d7ba7d'],
+  ['meta.interpolation', '#9cdcfe'],
+  ['punctuation.section.interpolation', '#569cd6'],
+  ['constant.numeric', '#b5cea8'],
+  ['keyword.other.unit', '#4ec9b0'],
+  ['keyword.operator.hole', '#c586c0'],
+  ['keyword', '#c586c0'],
+  ['storage.type', '#569cd6'],
+  ['entity.name', '#4ec9b0'],
+  ['variable.other.property', '#9cdcfe'],
+  ['variable', '#dcdcaa'],
+];
+
+function colour(scopes) {
+  for (let i = scopes.length - 1; i >= 0; i--) {
+    for (const [prefix, value] of THEME) {
+      if (scopes[i].startsWith(prefix)) return value;
+    }
+  }
+  return '#d4d4d4';
+}
+
+function escape(text) {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+async function main() {
+  const [file, out] = process.argv.slice(2);
+  if (!file || !out) {
+    console.error('usage: node scripts/render-svg.js FILE OUT.svg');
+    process.exit(2);
+  }
+  const grammarPath = path.join(__dirname, '..', 'syntaxes', 'deploy.tmLanguage.json');
+  const wasm = fs.readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
+  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
+  const registry = new vsctm.Registry({
+    onigLib: Promise.resolve({
+      createOnigScanner: (sources) => new oniguruma.OnigScanner(sources),
+      createOnigString: (s) => new oniguruma.OnigString(s),
+    }),
+    loadGrammar: async (scopeName) =>
+      scopeName === 'source.deploy'
+        ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, 'utf8'), grammarPath)
+        : null,
+  });
+  const grammar = await registry.loadGrammar('source.deploy');
+  const lines = fs.readFileSync(file, 'utf8').replace(/\n$/, '').split('\n');
+  const lineHeight = 20;
+  const charWidth = 8.4;
+  const width = Math.ceil(Math.max(...lines.map((l) => l.length)) * charWidth + 80);
+  const height = lines.length * lineHeight + 30;
+  let body = '';
+  let stack = vsctm.INITIAL;
+  lines.forEach((line, index) => {
+    const result = grammar.tokenizeLine(line, stack);
+    stack = result.ruleStack;
+    const y = 22 + index * lineHeight;
+    body += `<text x="8" y="${y}" fill="#6e7681">${String(index + 1).padStart(2, ' ')}</text>`;
+    body += `<text x="40" y="${y}" xml:space="preserve">`;
+    for (const token of result.tokens) {
+      const text = line.slice(token.startIndex, token.endIndex);
+      body += `<tspan fill="${colour(token.scopes)}">${escape(text)}</tspan>`;
+    }
+    body += '</text>\n';
+  });
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="14">
+<rect width="100%" height="100%" fill="#1f1f1f"/>
+${body}</svg>
+`;
+  fs.writeFileSync(out, svg);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
