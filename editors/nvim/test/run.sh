@@ -6,7 +6,9 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../../.." && pwd)"
 command -v nvim >/dev/null || { echo "nvim is not installed" >&2; exit 1; }
-binary="${DEPLOYFIT:-$repo/target/debug/deployfit}"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+binary="${DEPLOYFIT:-$target/debug/deployfit}"
 [ -x "$binary" ] || (cd "$repo" && cargo build --quiet)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
