@@ -81,6 +81,19 @@ impl Session {
         }
     }
 
+    /// Sends a request and returns the whole response, error included.
+    fn request_message(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let message = self.receive();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
     /// The next publishDiagnostics for `uri` at `version`.
     fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
         loop {
@@ -108,6 +121,16 @@ impl Session {
         let status = self.child.wait().unwrap();
         assert_eq!(status.code(), Some(0));
     }
+}
+
+/// The labels of a completion response.
+fn labels_of(completion: &Value) -> Vec<&str> {
+    completion
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect()
 }
 
 const TEXT: &str = "deployment chat {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_9999\n}\n\ndeployment ok {\n    model  = glm4_9b\n    quant  = Q4_K_M\n    engine = llamacpp\n    gpu    = rtx_3090\n}\n";
@@ -145,12 +168,7 @@ fn acceptance_session() {
     insta::assert_snapshot!("hover_deployment", markdown);
 
     let completion = session.request("textDocument/completion", at(10, 13, uri));
-    let labels: Vec<&str> = completion
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["label"].as_str().unwrap())
-        .collect();
+    let labels = labels_of(&completion);
     assert!(
         labels.contains(&"rtx_3090") && labels.contains(&"h100_sxm5"),
         "{labels:?}"
@@ -188,12 +206,7 @@ fn acceptance_session() {
     insta::assert_json_snapshot!("inlay_hints", hints);
 
     let fields = session.request("textDocument/completion", at(8, 4, uri));
-    let labels: Vec<&str> = fields
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["label"].as_str().unwrap())
-        .collect();
+    let labels = labels_of(&fields);
     assert!(
         labels.contains(&"context") && labels.contains(&"require"),
         "{labels:?}"
@@ -326,13 +339,10 @@ fn references_rename_tokens_actions_and_lenses() {
     );
     assert_eq!(rename["changes"][uri].as_array().unwrap().len(), 2);
     // Renaming a stdlib entry is refused with a reason.
-    session.send(json!({ "jsonrpc": "2.0", "id": 900, "method": "textDocument/rename", "params": { "textDocument": { "uri": uri }, "position": { "line": 0, "character": 24 }, "newName": "x" } }));
-    let refused = loop {
-        let message = session.receive();
-        if message["id"] == 900 {
-            break message;
-        }
-    };
+    let refused = session.request_message(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 24 }, "newName": "x" }),
+    );
     assert!(
         refused["error"]["message"]
             .as_str()
@@ -413,14 +423,7 @@ fn hostile_requests_do_not_crash_the_server() {
     let none = session.request("textDocument/hover", at(0, 0, "file:///nowhere.deploy"));
     assert!(none.is_null());
     // An unknown method gets a JSON-RPC error, and the server keeps serving.
-    session
-        .send(json!({ "jsonrpc": "2.0", "id": 901, "method": "deployfit/unknown", "params": {} }));
-    let error = loop {
-        let message = session.receive();
-        if message["id"] == 901 {
-            break message;
-        }
-    };
+    let error = session.request_message("deployfit/unknown", json!({}));
     assert_eq!(error["error"]["code"], -32601);
     // Half-typed code: completion inside a broken block still offers GPUs.
     session.notify(
@@ -430,12 +433,7 @@ fn hostile_requests_do_not_crash_the_server() {
     let diagnostics = session.diagnostics(uri, 2);
     assert!(!diagnostics.is_empty());
     let completion = session.request("textDocument/completion", at(2, 10, uri));
-    let labels: Vec<&str> = completion
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["label"].as_str().unwrap())
-        .collect();
+    let labels = labels_of(&completion);
     assert!(labels.contains(&"rtx_4090"), "{labels:?}");
     session.finish();
 }

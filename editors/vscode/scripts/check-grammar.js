@@ -6,11 +6,8 @@
 //   node scripts/check-grammar.js [--dump] FILE...
 'use strict';
 const fs = require('fs');
-const path = require('path');
-const vsctm = require('vscode-textmate');
-const oniguruma = require('vscode-oniguruma');
+const { loadGrammar, INITIAL } = require('./grammar');
 
-const grammarPath = path.join(__dirname, '..', 'syntaxes', 'deploy.tmLanguage.json');
 
 async function main() {
   const args = process.argv.slice(2);
@@ -20,24 +17,12 @@ async function main() {
     console.error('usage: node scripts/check-grammar.js [--dump] FILE...');
     process.exit(2);
   }
-  const wasm = fs.readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
-  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
-  const registry = new vsctm.Registry({
-    onigLib: Promise.resolve({
-      createOnigScanner: (sources) => new oniguruma.OnigScanner(sources),
-      createOnigString: (s) => new oniguruma.OnigString(s),
-    }),
-    loadGrammar: async (scopeName) =>
-      scopeName === 'source.deploy'
-        ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, 'utf8'), grammarPath)
-        : null,
-  });
-  const grammar = await registry.loadGrammar('source.deploy');
+  const grammar = await loadGrammar();
   let problems = 0;
   let lines = 0;
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8').split(/\r?\n/);
-    let stack = vsctm.INITIAL;
+    let stack = INITIAL;
     text.forEach((line, i) => {
       lines++;
       const r = grammar.tokenizeLine(line, stack);
@@ -57,7 +42,7 @@ async function main() {
       if (stack.depth > 1) {
         console.log(`${file}:${i + 1}: a begin/end rule is still open at the end of the line`);
         problems++;
-        stack = vsctm.INITIAL;
+        stack = INITIAL;
       }
     });
   }

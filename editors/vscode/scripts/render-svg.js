@@ -5,9 +5,7 @@
 //   node scripts/render-svg.js FILE OUT.svg
 'use strict';
 const fs = require('fs');
-const path = require('path');
-const vsctm = require('vscode-textmate');
-const oniguruma = require('vscode-oniguruma');
+const { loadGrammar, INITIAL } = require('./grammar');
 
 // Scope prefixes → colours, most specific first.
 const THEME = [
@@ -46,27 +44,14 @@ async function main() {
     console.error('usage: node scripts/render-svg.js FILE OUT.svg');
     process.exit(2);
   }
-  const grammarPath = path.join(__dirname, '..', 'syntaxes', 'deploy.tmLanguage.json');
-  const wasm = fs.readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
-  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
-  const registry = new vsctm.Registry({
-    onigLib: Promise.resolve({
-      createOnigScanner: (sources) => new oniguruma.OnigScanner(sources),
-      createOnigString: (s) => new oniguruma.OnigString(s),
-    }),
-    loadGrammar: async (scopeName) =>
-      scopeName === 'source.deploy'
-        ? vsctm.parseRawGrammar(fs.readFileSync(grammarPath, 'utf8'), grammarPath)
-        : null,
-  });
-  const grammar = await registry.loadGrammar('source.deploy');
+  const grammar = await loadGrammar();
   const lines = fs.readFileSync(file, 'utf8').replace(/\n$/, '').split('\n');
   const lineHeight = 20;
   const charWidth = 8.4;
   const width = Math.ceil(Math.max(...lines.map((l) => l.length)) * charWidth + 80);
   const height = lines.length * lineHeight + 30;
   let body = '';
-  let stack = vsctm.INITIAL;
+  let stack = INITIAL;
   lines.forEach((line, index) => {
     const result = grammar.tokenizeLine(line, stack);
     stack = result.ruleStack;
