@@ -123,9 +123,14 @@ pub fn table(e: &Explanation) -> String {
             "  throughput   {throughput:>8.1} tok/s  all sequences\n"
         ));
     }
-    if let (Some(prefill), Some(ttft)) = (p.prefill_tps, p.ttft_s) {
+    if let (Some(prefill), Some(low), Some(high), Some(ttft)) = (
+        p.prefill_tps,
+        p.prefill_tps_low,
+        p.prefill_tps_high,
+        p.ttft_s,
+    ) {
         out.push_str(&format!(
-            "  prefill      {prefill:>8.0} tok/s  time to first token {}\n",
+            "  prefill      {prefill:>8.0} tok/s  ({low:.0}–{high:.0}), time to first token {}\n",
             Quantity::real(ttft, deployfit_compiler::units::Dim::SECONDS).display()
         ));
     }

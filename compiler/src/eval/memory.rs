@@ -488,6 +488,8 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
             "decode_tps_high",
             "throughput",
             "prefill_tps",
+            "prefill_tps_low",
+            "prefill_tps_high",
             "ttft",
             "bound",
             "cost_per_mtok",
@@ -558,6 +560,14 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
     props.insert(
         "prefill_tps",
         speed.prefill_tps.map(rate).ok_or_else(|| no("bf16")),
+    );
+    props.insert(
+        "prefill_tps_low",
+        speed.prefill_tps_low.map(rate).ok_or_else(|| no("bf16")),
+    );
+    props.insert(
+        "prefill_tps_high",
+        speed.prefill_tps_high.map(rate).ok_or_else(|| no("bf16")),
     );
     props.insert(
         "ttft",

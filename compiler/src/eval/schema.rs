@@ -394,6 +394,18 @@ pub const PROPERTIES: &[Property] = &[
         "high end of the decode range (90th percentile of measured / predicted)",
     ),
     p(
+        "prefill_tps_low",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        &["model", "gpu", "count"],
+        "low end of the prefill range (10th percentile of measured / predicted)",
+    ),
+    p(
+        "prefill_tps_high",
+        FieldTy::Q(Dim::TOKEN_RATE),
+        &["model", "gpu", "count"],
+        "high end of the prefill range (90th percentile of measured / predicted)",
+    ),
+    p(
         "bound",
         FieldTy::Str,
         SPEED,
