@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::db::{self, Db, SourceFile};
 use crate::eval::Entry;
-use crate::eval::deployment::model_by_alias;
+use crate::eval::deployment::model_for_query;
 use crate::eval::memory::{self, Inputs};
 use crate::names::Scope;
 use crate::syntax::ast::DeclKind;
@@ -79,19 +79,7 @@ pub fn matrix(
     request: &MatrixRequest,
 ) -> Result<Matrix, MatrixError> {
     let scope = db::scope(db, file);
-    let model_name = model_by_alias(db, scope, &request.model).ok_or_else(|| {
-        let hint = scope
-            .suggest(
-                DeclKind::Model,
-                &request.model.replace(['-', '.', '/', ':'], "_"),
-            )
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
-        MatrixError(format!(
-            "no catalog model has the name, Hugging Face id or Ollama tag `{}`{hint}",
-            request.model
-        ))
-    })?;
+    let model_name = model_for_query(db, scope, &request.model).map_err(MatrixError)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let kv = lookup(db, scope, DeclKind::Kv, &request.kv_cache)?;
     let engines: Vec<(&str, &Entry<'_>)> = match &request.engine {
@@ -138,24 +126,16 @@ pub fn matrix(
         // Totals need no GPU: the model entry stands in, and has no `memory`.
         let breakdown = |engine: &Entry<'_>, context: u64| {
             memory::estimate(&Inputs {
-                model,
-                model_name: &model_name,
-                quant,
-                quant_name,
-                kv,
-                engine,
-                engine_name: "",
-                gpu: model,
-                gpu_name: "",
-                context,
-                seqs: request.seqs,
-                count: 1,
-                replicas: 1,
-                memory_utilization: None,
-                prompt: None,
-                output: None,
-                rate: None,
                 theoretical_weights: request.theoretical_weights,
+                ..Inputs::on_one_gpu(
+                    (model, &model_name),
+                    (quant, quant_name),
+                    kv,
+                    (engine, ""),
+                    (model, ""),
+                    context,
+                    request.seqs,
+                )
             })
             .breakdown
         };
@@ -192,24 +172,16 @@ pub fn matrix(
             .iter()
             .find(|(_, _, gpu_name, gpu)| {
                 memory::fits(&Inputs {
-                    model,
-                    model_name: &model_name,
-                    quant,
-                    quant_name,
-                    kv,
-                    engine: lightest,
-                    engine_name: lightest_name,
-                    gpu,
-                    gpu_name,
-                    context: gpu_context,
-                    seqs: request.seqs,
-                    count: 1,
-                    replicas: 1,
-                    memory_utilization: None,
-                    prompt: None,
-                    output: None,
-                    rate: None,
                     theoretical_weights: request.theoretical_weights,
+                    ..Inputs::on_one_gpu(
+                        (model, &model_name),
+                        (quant, quant_name),
+                        kv,
+                        (lightest, lightest_name),
+                        (gpu, gpu_name),
+                        gpu_context,
+                        request.seqs,
+                    )
                 }) == Some(true)
             })
             .map(|(_, _, name, _)| name.to_string());

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::db::{self, Db, SourceFile};
-use crate::eval::deployment::model_by_alias;
+use crate::eval::deployment::model_for_query;
 use crate::eval::memory::{self, Inputs, Verdict};
 use crate::eval::{Entry, Value};
 use crate::names::Scope;
@@ -91,25 +91,16 @@ fn best_fit<'a, 'db>(
     gpu: &'a Entry<'db>,
     quants: &'a [(&'a str, f64, &'a Entry<'db>)],
 ) -> Fit {
-    let inputs = |quant_name: &'a str, quant: &'a Entry<'db>| Inputs {
-        model,
-        model_name,
-        quant,
-        quant_name,
-        kv: setup.kv,
-        engine: setup.engine,
-        engine_name: setup.engine_name,
-        gpu,
-        gpu_name,
-        context: setup.context,
-        seqs: setup.seqs,
-        count: 1,
-        replicas: 1,
-        memory_utilization: None,
-        prompt: None,
-        output: None,
-        rate: None,
-        theoretical_weights: false,
+    let inputs = |quant_name: &'a str, quant: &'a Entry<'db>| {
+        Inputs::on_one_gpu(
+            (model, model_name),
+            (quant, quant_name),
+            setup.kv,
+            (setup.engine, setup.engine_name),
+            (gpu, gpu_name),
+            setup.context,
+            setup.seqs,
+        )
     };
     let chosen = quants
         .iter()
@@ -201,19 +192,7 @@ fn quant_list<'db>(
 /// Every catalog GPU for one model.
 pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<GpusReport, String> {
     let scope = db::scope(db, file);
-    let model_name = model_by_alias(db, scope, &request.model).ok_or_else(|| {
-        let hint = scope
-            .suggest(
-                DeclKind::Model,
-                &request.model.replace(['-', '.', '/', ':'], "_"),
-            )
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
-        format!(
-            "no catalog model has the name, Hugging Face id or Ollama tag `{}`{hint}",
-            request.model
-        )
-    })?;
+    let model_name = model_for_query(db, scope, &request.model)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let setup = Setup {
         db,

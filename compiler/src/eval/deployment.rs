@@ -67,6 +67,22 @@ impl Env for DeploymentEnv<'_, '_> {
 }
 
 /// Finds a model by catalog name, Hugging Face id or Ollama tag.
+/// A model for a command-line query by catalog name, Hugging Face id or Ollama tag, or the
+/// sentence that says none matches, with the closest catalog name.
+pub(crate) fn model_for_query(
+    db: &dyn Db,
+    scope: &Scope<'_>,
+    text: &str,
+) -> Result<String, String> {
+    model_by_alias(db, scope, text).ok_or_else(|| {
+        let hint = scope
+            .suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        format!("no catalog model has the name, Hugging Face id or Ollama tag `{text}`{hint}")
+    })
+}
+
 pub(crate) fn model_by_alias<'db>(
     db: &'db dyn Db,
     scope: &Scope<'db>,

@@ -40,6 +40,41 @@ pub const DEFAULT_PROMPT: f64 = 2048.0;
 /// Share of usable memory above which a fit is tight.
 pub const TIGHT_ABOVE: f64 = 0.9;
 
+impl<'a, 'db> Inputs<'a, 'db> {
+    /// A hypothetical configuration on one GPU, one replica, without a workload: what the
+    /// catalog queries (`matrix`, `gpus`, `models`) evaluate. Each entry comes with its name.
+    pub fn on_one_gpu(
+        model: (&'a Entry<'db>, &'a str),
+        quant: (&'a Entry<'db>, &'a str),
+        kv: &'a Entry<'db>,
+        engine: (&'a Entry<'db>, &'a str),
+        gpu: (&'a Entry<'db>, &'a str),
+        context: u64,
+        seqs: u64,
+    ) -> Self {
+        Inputs {
+            model: model.0,
+            model_name: model.1,
+            quant: quant.0,
+            quant_name: quant.1,
+            kv,
+            engine: engine.0,
+            engine_name: engine.1,
+            gpu: gpu.0,
+            gpu_name: gpu.1,
+            context,
+            seqs,
+            count: 1,
+            replicas: 1,
+            memory_utilization: None,
+            prompt: None,
+            output: None,
+            rate: None,
+            theoretical_weights: false,
+        }
+    }
+}
+
 /// The share of unified memory macOS lets the GPU wire by default
 /// (`recommendedMaxWorkingSetSize`): two thirds up to 36 GiB, three quarters above.
 /// Logged values: 10,922.67 MB on 16 GB (abetlen/llama-cpp-python#687), 21,845.34 MB on
