@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use deployfit_compiler::diagnostics::Report;
 use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
-use deployfit_compiler::{Diagnostic, Severity, Workspace, fmt};
+use deployfit_compiler::{Diagnostic, Severity, Workspace, files, fmt};
 
 #[derive(Parser)]
 #[command(
@@ -289,45 +289,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Expands files and directories into the sorted list of `.deploy` files.
+/// Expands files and directories into the sorted list of `.deploy` files (the rules
+/// are `deployfit_compiler::files::collect`'s); what a walk passed over goes to stderr.
 fn collect(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        paths
-    };
-    let mut files = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        if meta.is_dir() {
-            walk(&path, &mut files)?;
-        } else {
-            files.push(path);
-        }
+    let collected = files::collect(&paths).map_err(|e| e.to_string())?;
+    for (path, reason) in &collected.skipped {
+        eprintln!("skipped `{}`: {reason}", path.display());
     }
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?
-            .path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                walk(&path, files)?;
-            }
-        } else if path.extension().is_some_and(|ext| ext == "deploy") {
-            files.push(path.strip_prefix("./").unwrap_or(&path).to_path_buf());
-        }
-    }
-    Ok(())
+    Ok(collected.files)
 }
 
 fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8, String> {
@@ -628,7 +597,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
     let mut code = 0;
     for path in files {
         let bytes =
-            std::fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            files::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
         let Ok(text) = String::from_utf8(bytes) else {
             eprintln!("{}: not valid UTF-8; not formatted", path.display());
             code = EXIT_PROBLEMS;

@@ -9,6 +9,7 @@ pub mod diagnostics;
 pub mod eval;
 pub mod explain;
 pub mod export;
+pub mod files;
 pub mod fmt;
 pub mod ide;
 pub mod matrix;

@@ -9,6 +9,7 @@ use salsa::Setter;
 
 use crate::db::{self, Database, Db, SourceFile};
 use crate::diagnostics::Diagnostic;
+use crate::files::{self, ReadError};
 
 /// A salsa database plus the bookkeeping of which paths are loaded.
 #[derive(Default)]
@@ -16,17 +17,25 @@ pub struct Workspace {
     db: Database,
 }
 
-/// Decodes file bytes: invalid UTF-8 is replaced (and its first offset remembered, to
-/// be reported as a diagnostic) rather than refused.
+/// What each byte of a file that is not UTF-8 reads as: U+001A SUBSTITUTE, one byte
+/// long, so that every offset in the text is the same byte offset in the file.
+pub const SUBSTITUTE: char = '\u{1A}';
+
+/// Decodes file bytes: each byte of an invalid UTF-8 sequence is replaced by
+/// [`SUBSTITUTE`] (and the first offset remembered, to be reported as a diagnostic)
+/// rather than refused. The text has exactly as many bytes as the file.
 pub fn decode(bytes: Vec<u8>) -> (String, Option<u32>) {
     match String::from_utf8(bytes) {
         Ok(text) => (text, None),
         Err(error) => {
             let at = error.utf8_error().valid_up_to() as u32;
-            (
-                String::from_utf8_lossy(error.as_bytes()).into_owned(),
-                Some(at),
-            )
+            let bytes = error.as_bytes();
+            let mut text = String::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                text.extend(std::iter::repeat_n(SUBSTITUTE, chunk.invalid().len()));
+            }
+            (text, Some(at))
         }
     }
 }
@@ -98,20 +107,18 @@ impl Workspace {
         Some(file)
     }
 
-    /// Reads a file from disk (and, transitively, the files it imports). A file named
-    /// like a stdlib file in a `stdlib/` folder (the repository's own catalog) replaces
-    /// the embedded copy, so that checking the catalog checks it against itself.
-    pub fn load(&mut self, path: &Path) -> std::io::Result<SourceFile> {
-        let bytes = std::fs::read(path)?;
+    /// Reads a `.deploy` file from disk (and, transitively, the files it imports), with
+    /// the rules of [`crate::files`]: regular files only, at most
+    /// [`crate::files::MAX_FILE_BYTES`]. A file named like a stdlib file in a folder
+    /// named `stdlib` replaces the embedded copy, so that checking a catalog checks it
+    /// against itself (docs/cli.md, "Checking the catalog itself").
+    pub fn load(&mut self, path: &Path) -> Result<SourceFile, ReadError> {
+        let bytes = files::read(path)?;
         let (text, invalid) = decode(bytes);
-        // Only deployfit's own repository: a `stdlib/` folder beside `grammar/deploy.pest`.
-        let in_stdlib_folder = path.parent().is_some_and(|folder| {
-            folder.file_name().is_some_and(|name| name == "stdlib")
-                && folder
-                    .parent()
-                    .map(|repo| repo.join("grammar").join("deploy.pest"))
-                    .is_some_and(|grammar| grammar.exists())
-        });
+        let in_stdlib_folder = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|name| name == "stdlib");
         if in_stdlib_folder
             && invalid.is_none()
             && let Some(name) = path.file_name().and_then(|n| n.to_str())
@@ -125,7 +132,8 @@ impl Workspace {
     }
 
     /// Reads from disk every file reachable through imports that is not loaded yet;
-    /// unreadable ones stay absent and are reported by the import's diagnostic.
+    /// unreadable ones stay absent, with the reason kept for the import's diagnostic.
+    /// Paths that are not `.deploy` files are never read.
     pub fn load_imports(&mut self, file: SourceFile) {
         let mut pending = vec![file];
         while let Some(current) = pending.pop() {
@@ -135,15 +143,34 @@ impl Workspace {
                 .map(|import| import.path.clone())
                 .collect();
             for path in wanted {
-                if self.file(&path).is_some() {
+                if self.file(&path).is_some() || !files::is_deploy_path(&path) {
                     continue;
                 }
-                if let Ok(bytes) = std::fs::read(&path) {
-                    let (text, invalid) = decode(bytes);
-                    pending.push(self.set_file_checked(&path, text, invalid));
+                match files::read(&path) {
+                    Ok(bytes) => {
+                        self.set_unreadable(&path, None);
+                        let (text, invalid) = decode(bytes);
+                        pending.push(self.set_file_checked(&path, text, invalid));
+                    }
+                    Err(reason) => self.set_unreadable(&path, Some(reason.to_string())),
                 }
             }
         }
+    }
+
+    /// Records (or clears) why an imported path could not be read.
+    fn set_unreadable(&mut self, path: &Path, reason: Option<String>) {
+        let project = self.db.project();
+        let current = project.unreadable(&self.db).get(path);
+        if current == reason.as_ref() {
+            return;
+        }
+        let mut map = project.unreadable(&self.db).clone();
+        match reason {
+            Some(reason) => map.insert(path.to_path_buf(), reason),
+            None => map.remove(path),
+        };
+        project.set_unreadable(&mut self.db).to(map);
     }
 
     /// Every diagnostic of one file.

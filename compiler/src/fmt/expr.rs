@@ -95,7 +95,16 @@ fn split_quantity(text: &str) -> (&str, Option<&str>) {
     }
     // Without whitespace the unit may still be attached (`12GiB`): it starts after the
     // number proper, unless what follows is only the `k`/`M` context suffix.
-    let at = number_len(text);
+    let mut at = number_len(text);
+    // The `k`/`M` suffix belongs to the number when no name character follows it
+    // (`1k%` is 1024 %, `1MB` is one megabyte).
+    if let [b'k' | b'M', next @ ..] = &text.as_bytes()[at..]
+        && !next
+            .first()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        at += 1;
+    }
     let rest = &text[at..];
     if rest.is_empty() || rest == "k" || rest == "M" {
         (text, None)

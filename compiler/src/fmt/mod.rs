@@ -461,6 +461,10 @@ fn push_with_inner(units: &mut Vec<Unit>, blank: bool, inner: Vec<String>, kind:
     units.push(Unit { blank, kind });
 }
 
+/// Names longer than this (in characters) are not aligned with their neighbours, so
+/// that one long name does not pad every other line of its run.
+const ALIGN_LIMIT: usize = 40;
+
 /// Lays units out as lines at indentation zero: blank lines where asked (never first),
 /// and the `=` of each run of fields aligned.
 fn render(units: Vec<Unit>) -> Vec<String> {
@@ -480,9 +484,10 @@ fn render(units: Vec<Unit>) -> Vec<String> {
         let width = units[index..run_end]
             .iter()
             .map(|unit| match &unit.kind {
-                UnitKind::Field { name, .. } => name.len(),
+                UnitKind::Field { name, .. } => name.chars().count(),
                 _ => 0,
             })
+            .filter(|width| *width <= ALIGN_LIMIT)
             .max()
             .unwrap_or(0);
         for (offset, unit) in units[index..run_end].iter().enumerate() {
@@ -496,7 +501,12 @@ fn render(units: Vec<Unit>) -> Vec<String> {
                     value,
                     trailing,
                 } => {
-                    let mut line = format!("{name:<width$} = {value}");
+                    // Padded by hand: `format!`'s width is limited to 65,535.
+                    let mut line = name.clone();
+                    let pad = width.saturating_sub(name.chars().count());
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.push_str(" = ");
+                    line.push_str(value);
                     if let Some(comment) = trailing {
                         line.push(' ');
                         line.push_str(comment);

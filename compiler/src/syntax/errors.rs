@@ -66,14 +66,51 @@ fn describe(rule: Rule) -> Option<&'static str> {
     })
 }
 
-/// The token that ends just before `pos`, for "after `gpu`".
+/// `text` without trailing whitespace and trailing `//` comments, line by line.
+fn before_comments(text: &str) -> &str {
+    let mut before = text.trim_end();
+    loop {
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        match comment_start(&before[line_start..]) {
+            Some(at) => before = before[..line_start + at].trim_end(),
+            None => return before,
+        }
+    }
+}
+
+/// Where a `//` comment starts in one line, outside string literals.
+fn comment_start(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The token that ends just before `pos` (comments skipped), for "after `gpu`".
 fn previous_token(text: &str, pos: usize) -> Option<&str> {
-    let before = text[..pos].trim_end();
+    let before = before_comments(&text[..pos]);
     let last = before.chars().last()?;
     if last.is_ascii_alphanumeric() || last == '_' {
+        // The byte after the last character that is not part of the word: `rfind`
+        // gives that character's start, and it may be several bytes long (`naïve`).
         let start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map(|i| i + 1)
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map(|(i, c)| i + c.len_utf8())
             .unwrap_or(0);
         Some(&before[start..])
     } else {
@@ -100,13 +137,46 @@ fn found_token(text: &str, pos: usize) -> (String, usize) {
     }
 }
 
+/// A word with a non-ASCII letter at `pos` (`naïve`): its span, when there is one.
+fn non_ascii_word(text: &str, pos: usize) -> Option<Span> {
+    let c = text[pos..].chars().next()?;
+    if c.is_ascii() || !is_word_char(c) {
+        return None;
+    }
+    let start = text[..pos]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !is_word_char(*c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = text[pos..]
+        .char_indices()
+        .find(|(_, c)| !is_word_char(*c))
+        .map_or(text.len(), |(i, _)| pos + i);
+    Some(Span::new(start, end))
+}
+
 /// Converts a pest error on `source` (which starts at `base` in the whole `text`).
 pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) -> SyntaxError {
     let pos = match error.location {
         InputLocation::Pos(pos) => pos,
         InputLocation::Span((start, _)) => start,
     } + base;
-    let pos = pos.min(text.len());
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    if let Some(span) = non_ascii_word(text, pos) {
+        let word = &text[span.start as usize..span.end as usize];
+        return SyntaxError {
+            code: "deploy::syntax::unexpected",
+            message: format!(
+                "`{word}` is not a name: names are ASCII letters, digits and `_`"
+            ),
+            span,
+            label: "not an ASCII name".into(),
+            help: "spell the name in ASCII (`naive`, not `naïve`); other text belongs in a string or a `//` comment".into(),
+        };
+    }
     let (found, found_len) = found_token(text, pos);
     let mut wanted: Vec<&'static str> = Vec::new();
     match &error.variant {

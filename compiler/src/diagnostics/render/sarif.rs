@@ -10,6 +10,35 @@ use serde_sarif::sarif::{
 use crate::diagnostics::codes::CODES;
 use crate::diagnostics::{Location as Place, Report, Severity};
 
+/// A file path as a SARIF `uri`: a relative reference, or a `file://` URI for an
+/// absolute path, every byte other than unreserved characters and `/` percent-encoded
+/// (RFC 3986), so spaces, `#`, `?`, `%` and non-ASCII names survive.
+pub fn uri(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut out = String::with_capacity(text.len() + 8);
+    if text.starts_with('/') {
+        out.push_str("file://");
+    } else if text.as_bytes().get(1) == Some(&b':') && text.as_bytes()[0].is_ascii_alphabetic() {
+        // A Windows drive (`C:/...`).
+        out.push_str("file:///");
+        out.push_str(&text[..2]);
+        return encode_into(out, &text[2..]);
+    }
+    encode_into(out, &text)
+}
+
+fn encode_into(mut out: String, text: &str) -> String {
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
 fn location(place: &Place, message: Option<&str>) -> Location {
     let region = Region::builder()
         .start_line(place.line as i64)
@@ -18,11 +47,7 @@ fn location(place: &Place, message: Option<&str>) -> Location {
         .end_column(place.end_column as i64)
         .build();
     let physical = PhysicalLocation::builder()
-        .artifact_location(
-            ArtifactLocation::builder()
-                .uri(place.file.to_string_lossy().replace('\\', "/"))
-                .build(),
-        )
+        .artifact_location(ArtifactLocation::builder().uri(uri(&place.file)).build())
         .region(region)
         .build();
     match message {
@@ -85,10 +110,12 @@ pub fn render(report: &Report<'_>) -> String {
         .information_uri("https://github.com/deployfit/deployfit")
         .rules(rules.into_values().collect::<Vec<_>>())
         .build();
-    let run = Run::builder()
+    let mut run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
         .results(results)
         .build();
+    // Our columns count characters, not SARIF's default UTF-16 code units.
+    run.column_kind = Some(serde_json::json!("unicodeCodePoints"));
     let sarif = Sarif::builder()
         .schema("https://json.schemastore.org/sarif-2.1.0.json")
         .version(serde_json::json!("2.1.0"))
@@ -97,4 +124,27 @@ pub fn render(report: &Report<'_>) -> String {
     let mut text = serde_json::to_string_pretty(&sarif).unwrap_or_default();
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri;
+    use std::path::Path;
+
+    #[test]
+    fn uris_are_percent_encoded() {
+        assert_eq!(
+            uri(Path::new("examples/chat.deploy")),
+            "examples/chat.deploy"
+        );
+        assert_eq!(
+            uri(Path::new("my dir/é #1?.deploy")),
+            "my%20dir/%C3%A9%20%231%3F.deploy"
+        );
+        assert_eq!(
+            uri(Path::new("/tmp/a b.deploy")),
+            "file:///tmp/a%20b.deploy"
+        );
+        assert_eq!(uri(Path::new("100%.deploy")), "100%25.deploy");
+    }
 }
