@@ -134,4 +134,107 @@ fn main() {
         "check of 1,000 deployments with `gpu = ?`: median {:?}",
         median(thousand)
     );
+
+    hardening();
+}
+
+/// Checks `text` in a fresh workspace and returns how long it took and the diagnostics.
+fn timed_check(name: &str, text: &str) -> (Duration, Vec<deployfit_compiler::Diagnostic>) {
+    let start = Instant::now();
+    let mut workspace = Workspace::new();
+    let file = workspace.set_file(Path::new(name), text.to_string());
+    let diagnostics = workspace.check(file);
+    (start.elapsed(), diagnostics)
+}
+
+/// The reproducers of issue #10's super-linear cases (tests/hardening_perf.rs checks
+/// their diagnostics through the binary): each is timed once at the issue's size.
+fn hardening() {
+    use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
+
+    // Human output against JSON: about 1 MB with 1,800 diagnostics.
+    let pad = format!("// {}\n", "x".repeat(500));
+    let mut big = String::new();
+    for i in 0..1_800 {
+        big.push_str(&format!(
+            "gpu g{i} extends rtx_4090 {{\n    pricee = $1/h\n}}\n{pad}"
+        ));
+    }
+    let path = Path::new("big.deploy");
+    let mut workspace = Workspace::new();
+    let file = workspace.set_file(path, big.clone());
+    let diagnostics = workspace.check(file);
+    let source = |p: &Path| workspace.source(p);
+    let report = deployfit_compiler::diagnostics::Report {
+        diagnostics: &diagnostics,
+        summaries: &[],
+        source: &source,
+    };
+    let options = HumanOptions {
+        color: false,
+        width: 100,
+    };
+    for format in [OutputFormat::Json, OutputFormat::Human] {
+        let start = Instant::now();
+        let out = render::render(format, &report, 1, options);
+        println!(
+            "render {format:?} of {} bytes with {} diagnostics: {:?} ({} bytes out)",
+            big.len(),
+            diagnostics.len(),
+            start.elapsed(),
+            out.len()
+        );
+    }
+
+    let interpolations = "{fits}".repeat(65_000);
+    let (time, _) = timed_check(
+        "interp.deploy",
+        &format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n    require fits else \"{interpolations}\"\n}}\n"
+        ),
+    );
+    println!("check with 65,000 interpolations in one string: {time:?}");
+
+    for links in [8_000, 100_000] {
+        let mut chain = String::from("gpu c0 extends rtx_4090 { price = $1/h }\n");
+        for i in 1..links {
+            chain.push_str(&format!("gpu c{i} extends c{} {{ }}\n", i - 1));
+        }
+        let (time, _) = timed_check("chain.deploy", &chain);
+        println!("check of an `extends` chain of {links} links: {time:?}");
+    }
+
+    let values: Vec<String> = (0..30_000).map(|i| (1_000 + i).to_string()).collect();
+    let (time, _) = timed_check(
+        "one_of.deploy",
+        &format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n    context = one_of [{}]\n}}\n",
+            values.join(", ")
+        ),
+    );
+    println!("check of a `one_of` of 30,000 values: {time:?}");
+
+    let (time, _) = timed_check(
+        "unknown.deploy",
+        "deployment d {\n    model = glm4_9b\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    gpu = ?\n    count = ?\n    require bogus_name > 3\n}\n",
+    );
+    println!("check of an unknown name in a `require` of a deployment with holes: {time:?}");
+
+    let (time, _) = timed_check(
+        "open.deploy",
+        "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = ?\n    context = one_of [1k, 2k, 4k]\n}\n",
+    );
+    println!("check of 1,552,320 candidates (refused): {time:?}");
+
+    let (time, diagnostics) = timed_check(
+        "worst.deploy",
+        "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    count = ?\n    replicas = one_of [1, 2, 3, 4]\n    maximize decode_tps\n    require decode_tps > 100000 tok/s\n}\n",
+    );
+    println!(
+        "check of 86,240 candidates, every one evaluated: {time:?} ({})",
+        diagnostics
+            .first()
+            .map(|d| d.message.as_str())
+            .unwrap_or_default()
+    );
 }

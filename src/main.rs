@@ -417,7 +417,7 @@ fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
             text
         }
     };
-    print!("{text}");
+    print!("{}", render::terminal_text(&text));
     Ok(0)
 }
 
@@ -474,7 +474,7 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
                     Err(message) => format!("{deployment}: {message}\n"),
                 })
                 .collect();
-            print!("{}", text.join("\n"));
+            print!("{}", render::terminal_text(&text.join("\n")));
         }
     }
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
@@ -493,7 +493,7 @@ fn gpus(
     let report = workspace.gpus(&request)?;
     match format {
         TableFormat::Json => print_json(&report)?,
-        TableFormat::Table => print!("{}", tables::gpus(&report)),
+        TableFormat::Table => print!("{}", render::terminal_text(&tables::gpus(&report))),
     }
     Ok(0)
 }
@@ -504,7 +504,7 @@ fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result
     let fits = workspace.models(gpu, context, engine)?;
     match format {
         TableFormat::Json => print_json(&fits)?,
-        TableFormat::Table => print!("{}", tables::models(gpu, &fits)),
+        TableFormat::Table => print!("{}", render::terminal_text(&tables::models(gpu, &fits))),
     }
     Ok(0)
 }
@@ -585,7 +585,7 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    print!("{text}");
+    print!("{}", render::terminal_text(&text));
     if failed {
         eprintln!("some deployments could not be evaluated; `deployfit check` says why");
     }

@@ -364,3 +364,28 @@ fn a_stdlib_folder_anywhere_replaces_the_embedded_catalog_file() {
     assert_eq!(output.status.code(), Some(0), "{report}");
     assert_eq!(report["summary"]["errors"], 0, "{report}");
 }
+
+#[test]
+fn human_output_never_prints_control_characters_from_a_file() {
+    let dir = scratch("control_characters");
+    // An escape sequence (set the window title, clear the screen) and a bidirectional
+    // override in comments, next to an unknown GPU.
+    let text = "// \u{1b}]0;pwned\u{7}\u{1b}[2J\ndeployment d { // \u{202e}evil\u{202c}\n    gpu = nope \u{1b}[31m\n}\n";
+    std::fs::write(dir.join("ctrl.deploy"), text).unwrap();
+    let output = deployfit_in(&dir, &["check", "ctrl.deploy"]);
+    let shown = stdout(&output);
+    assert!(shown.contains("nope"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+    assert!(!shown.contains('\u{7}'), "{shown:?}");
+    assert!(!shown.contains('\u{202e}'), "{shown:?}");
+    // The caret still points at the name: same column as in JSON.
+    let report = json(&deployfit_in(
+        &dir,
+        &["check", "--format", "json", "ctrl.deploy"],
+    ));
+    let column = report["diagnostics"][0]["column"].as_u64().unwrap();
+    assert!(
+        shown.contains(&format!("ctrl.deploy:3:{column}]")),
+        "{shown}"
+    );
+}

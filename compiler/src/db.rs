@@ -32,6 +32,10 @@ pub struct Project {
     pub stdlib: Vec<SourceFile>,
     #[returns(ref)]
     pub files: BTreeMap<PathBuf, SourceFile>,
+    /// Imported paths that were not loaded, and why (not a regular file, too large,
+    /// not a `.deploy` file, missing): the import's diagnostic says so.
+    #[returns(ref)]
+    pub unreadable: BTreeMap<PathBuf, String>,
 }
 
 /// A declaration by identity: file, kind, name and which occurrence (a name defined
@@ -129,7 +133,7 @@ impl Database {
                 SourceFile::new(&db, PathBuf::from(path), text.to_string(), None, true)
             })
             .collect();
-        db.project = Some(Project::new(&db, stdlib, BTreeMap::new()));
+        db.project = Some(Project::new(&db, stdlib, BTreeMap::new(), BTreeMap::new()));
         db
     }
 
@@ -284,6 +288,16 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<ResolvedImport> {
 #[salsa::tracked(returns(ref))]
 pub fn scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
     names::build_scope(db, file)
+}
+
+/// Where the `extends` chain of every entry in a file's scope leads (see
+/// [`names::extends_chains`]).
+#[salsa::tracked(returns(ref))]
+pub fn extends_chains<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+) -> HashMap<DeclKey<'db>, names::Chain> {
+    names::extends_chains(db, file)
 }
 
 /// A catalog entry (gpu, model, quant, kv, engine, rule) with `extends` applied and its

@@ -5,6 +5,7 @@
 use crate::db::{self, Db, SourceFile};
 use crate::eval::Value;
 use crate::eval::deployment::Setup;
+use crate::eval::schema::Valid;
 use crate::syntax::ast::DeclKind;
 
 /// The engines `export` writes launch commands for.
@@ -76,7 +77,7 @@ pub fn export(
         let key = scope.lookup(kind, entry)?;
         db::entry(db, key).fields.get(field).cloned()
     };
-    let text = |kind, entry: &str, name| match field(kind, entry, name) {
+    let text = |kind, entry: &str, name: &str| match field(kind, entry, name) {
         Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
         _ => None,
     };
@@ -93,12 +94,76 @@ pub fn export(
             ),
         ));
     }
-    let hf = text(DeclKind::Model, &setup.model, "hf");
+    // Every string that reaches the output is checked again here, whatever `check`
+    // said: an id written but rejected (so absent from the entry) refuses the export.
+    let model_entry = scope
+        .lookup(DeclKind::Model, &setup.model)
+        .map(|key| db::entry(db, key));
+    let id = |field: &str, valid: Valid| -> Result<Option<String>, ExportError> {
+        let written = model_entry.is_some_and(|e| e.owners.contains_key(field));
+        match text(DeclKind::Model, &setup.model, field) {
+            Some(id) => match valid.check_str(&id) {
+                Ok(()) => Ok(Some(id)),
+                Err(problem) => Err(invalid(setup, field, valid, &problem)),
+            },
+            None if written => Err(invalid(
+                setup,
+                field,
+                valid,
+                "`deployfit check` reports why",
+            )),
+            None => Ok(None),
+        }
+    };
+    for name in [&setup.model, &setup.quant, &setup.kv_cache] {
+        if !is_identifier(name) {
+            return Err(error(
+                format!("`{name}` is not a plain name and cannot be exported"),
+                "name catalog entries with letters, digits and `_`",
+            ));
+        }
+    }
     let kind = text(DeclKind::Quant, &setup.quant, "kind").unwrap_or_default();
     match target {
-        Target::Vllm => vllm(setup, hf, &kind),
-        Target::Ollama => ollama(setup, text(DeclKind::Model, &setup.model, "ollama")),
-        Target::Llamacpp => llamacpp(setup, hf),
+        Target::Vllm => vllm(setup, id("hf", Valid::HfRepo)?, &kind),
+        Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?),
+        Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?),
+    }
+}
+
+/// The refusal for an `hf`/`ollama` string that is not a valid id.
+fn invalid(setup: &Setup, field: &str, valid: Valid, problem: &str) -> ExportError {
+    error(
+        format!(
+            "model `{}` has an `{field}` that is not {}: {problem}",
+            setup.model,
+            valid.describe()
+        ),
+        format!(
+            "fix `{field}` (`deployfit check` points at it); export never prints an id it cannot validate"
+        ),
+    )
+}
+
+/// A catalog name as the grammar writes it: ASCII letters, digits and `_`.
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// One shell word: unchanged when it holds only characters no POSIX shell treats
+/// specially (`A-Z a-z 0-9 _ . / : = @ % + -`), else in single quotes with each `'`
+/// written as `'\''`. (Quoting does not stop a word from being read as an option: ids
+/// that start with `-` are rejected by their validation instead.)
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | '-')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -124,7 +189,7 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
     };
     let utilization = setup.memory_utilization.unwrap_or(0.9);
     let mut lines = vec![
-        format!("vllm serve {hf}"),
+        format!("vllm serve {}", shell_quote(&hf)),
         format!("  --tensor-parallel-size {}", setup.count),
         format!("  --max-model-len {}", setup.context),
         format!("  --max-num-seqs {}", setup.seqs),
@@ -132,7 +197,7 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
             "  --gpu-memory-utilization {}",
             (utilization * 1000.0).round() / 1000.0
         ),
-        format!("  --kv-cache-dtype {kv}"),
+        format!("  --kv-cache-dtype {}", shell_quote(kv)),
     ];
     match (kind, setup.quant.as_str()) {
         (_, "fp8") => lines.push("  --quantization fp8".into()),
@@ -173,14 +238,13 @@ fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {
         }
     };
     Ok(format!(
-        "# Save as Modelfile, then run: ollama create {model}-{quant} -f Modelfile\n\
+        "# Save as Modelfile, then run: ollama create {name} -f Modelfile\n\
          FROM {tag}\n\
          PARAMETER num_ctx {context}\n\
          \n\
          # Environment for `ollama serve` ({seqs} parallel sequence{plural}, {kv} KV cache):\n\
          # OLLAMA_NUM_PARALLEL={seqs} OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE={kv} ollama serve\n",
-        model = setup.model,
-        quant = setup.quant.to_lowercase(),
+        name = shell_quote(&format!("{}-{}", setup.model, setup.quant.to_lowercase())),
         context = setup.context,
         seqs = setup.seqs,
         plural = if setup.seqs == 1 { "" } else { "s" },
@@ -207,17 +271,36 @@ fn llamacpp(setup: &Setup, hf: Option<String>) -> Result<String, ExportError> {
         .to_string();
     // llama-server's -c is the context of all slots together.
     let mut lines = vec![
-        format!("llama-server -m models/{base}-{}.gguf", setup.quant),
+        format!(
+            "llama-server -m {}",
+            shell_quote(&format!("models/{base}-{}.gguf", setup.quant))
+        ),
         format!("  --ctx-size {}", setup.context * setup.seqs),
         format!("  --parallel {}", setup.seqs),
         "  --n-gpu-layers 999".to_string(),
         "  --flash-attn on".to_string(),
-        format!("  --cache-type-k {kv}"),
-        format!("  --cache-type-v {kv}"),
+        format!("  --cache-type-k {}", shell_quote(kv)),
+        format!("  --cache-type-v {}", shell_quote(kv)),
     ];
     if setup.count > 1 {
         lines.push("  --split-mode layer".into());
     }
     lines.push("  --port 8080".into());
     Ok(format!("{}\n", lines.join(" \\\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn shell_words_are_quoted() {
+        assert_eq!(shell_quote("THUDM/GLM-4-9B-0414"), "THUDM/GLM-4-9B-0414");
+        assert_eq!(shell_quote("models/x-Q4_K_M.gguf"), "models/x-Q4_K_M.gguf");
+        assert_eq!(shell_quote("x/y; rm -rf ~"), "'x/y; rm -rf ~'");
+        assert_eq!(shell_quote("$(id)"), "'$(id)'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a\nb"), "'a\nb'");
+    }
 }

@@ -237,7 +237,8 @@ impl Walk {
                 // `metadata` follows links: a link to a folder is a folder.
                 match std::fs::metadata(&path) {
                     Ok(meta) if meta.is_dir() => {
-                        if !name.starts_with('.') && name != "target" {
+                        let hidden = name.starts_with('.') || name == "target";
+                        if !hidden {
                             subdirs.push(path);
                         }
                     }

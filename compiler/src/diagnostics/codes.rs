@@ -32,6 +32,10 @@ pub const CODES: &[(&str, &str)] = &[
         "a name does not resolve to an entry of the expected kind",
     ),
     (
+        "deploy::name::extends_too_deep",
+        "an entry is more `extends` links from its chain's start than are followed (32)",
+    ),
+    (
         "deploy::name::duplicate",
         "a name is defined twice in one kind",
     ),
@@ -46,6 +50,10 @@ pub const CODES: &[(&str, &str)] = &[
     (
         "deploy::name::import_missing",
         "an imported file does not exist or cannot be read",
+    ),
+    (
+        "deploy::name::import_not_deploy",
+        "an import names a file that is not a `.deploy` file",
     ),
     (
         "deploy::name::import_cycle",
@@ -64,6 +72,14 @@ pub const CODES: &[(&str, &str)] = &[
         "a field given twice in one block",
     ),
     ("deploy::field::missing", "a required field is absent"),
+    (
+        "deploy::field::out_of_range",
+        "a numeric field's value is outside the range the field allows (a negative size, a zero count, a share above 100 %)",
+    ),
+    (
+        "deploy::field::invalid_id",
+        "an `hf` or `ollama` string is not a valid Hugging Face repository id or Ollama tag, or a rule's `code` is not `area::name`",
+    ),
     (
         "deploy::field::type",
         "a field's value has the wrong kind (a string where a name is expected, …)",
@@ -86,6 +102,10 @@ pub const CODES: &[(&str, &str)] = &[
         "an expression divides by zero",
     ),
     (
+        "deploy::eval::overflow",
+        "a number, a result or an estimated figure is not finite: beyond ±1e300, infinite or undefined",
+    ),
+    (
         "deploy::eval::missing_fact",
         "a catalog entry lacks a figure the estimate needs",
     ),
@@ -95,7 +115,11 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (
         "deploy::solve::unsupported",
-        "a hole the solver cannot enumerate (`context = ?`), or too many combinations",
+        "a hole the solver cannot enumerate (`context = ?`)",
+    ),
+    (
+        "deploy::solve::too_many_candidates",
+        "the holes have more candidates than the solver searches (the limit is 100,000)",
     ),
     (
         "deploy::solve::chosen",

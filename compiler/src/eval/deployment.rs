@@ -47,6 +47,10 @@ pub struct DeploymentEnv<'a, 'db> {
     pub props: &'a Properties,
     pub fields: BTreeMap<String, Value>,
     pub workload: BTreeMap<String, Value>,
+    /// Whether the requires' and rules' messages are rendered and warnings and infos
+    /// produced: not in the solver's feasibility pass (`Mode::Probe`), where only whether
+    /// an error fires matters.
+    pub messages: bool,
 }
 
 impl Env for DeploymentEnv<'_, '_> {
@@ -135,6 +139,10 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     };
     let evaluated = if holes.is_empty() {
         run(db, scope, key, &decl, resolved, Mode::Check, diags)
+    } else if !statically_sound(scope, key, &decl, diags) {
+        // A require or objective with an unknown name, unit or type fails the same way
+        // for every candidate: report it once, and search nothing.
+        return result;
     } else {
         match crate::solve::solve(db, scope, key, &decl, &resolved, diags) {
             Some(choice) => {
@@ -154,12 +162,30 @@ pub fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db
     result
 }
 
+/// Checks the requires and the objective of a deployment with holes for names, units and
+/// types before the solver runs (errors go to `diags`); `false` when there are errors, so
+/// that no candidate is tried.
+pub(crate) fn statically_sound<'db>(
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    diags: &mut Vec<Diag<'db>>,
+) -> bool {
+    let before = diags.len();
+    rules::check_statically(scope, key, decl, diags);
+    !diags[before..]
+        .iter()
+        .any(|d| d.severity == crate::diagnostics::Severity::Error)
+}
+
 /// Whether an evaluation is the deployment's own check (with catalog alternatives in
-/// the helps) or one candidate of the solver's search.
+/// the helps), one candidate of the solver's search, or a candidate's feasibility only
+/// (its errors without their messages, no warnings or infos).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
     Check,
     Search,
+    Probe,
 }
 
 /// A resolved deployment's figures.
@@ -302,6 +328,7 @@ pub(crate) fn run<'db>(
         props: &props,
         fields,
         workload: resolved.workload,
+        messages: mode != Mode::Probe,
     };
     rules::check(db, scope, key, decl, &env, diags);
     let objective = decl.body.entries.iter().find_map(|entry| match entry {
@@ -508,7 +535,12 @@ pub(crate) fn resolve<'db>(
                     Ok(value) => {
                         workload.insert(field.name.name.clone(), value);
                     }
-                    Err(diag) => diags.push(*diag),
+                    Err(diag) => {
+                        // An invalid workload figure (a negative prompt) is not
+                        // replaced by a default: the deployment is not evaluated.
+                        diags.push(*diag);
+                        ok = false;
+                    }
                 }
             }
         }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::schema::{FieldSpec, FieldTy, field_spec, quote_list, schema};
+use super::schema::{FieldSpec, FieldTy, Valid, field_spec, quote_list, schema};
 use super::{Checker, EvalError, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -38,6 +38,15 @@ impl Entry<'_> {
             .map(|q| q.value())
     }
 
+    /// The figures (numbers, words) this entry or an ancestor writes whose value was
+    /// rejected (out of range, wrong type or unit, overflow): an estimate must not use the
+    /// entry, neither without the field nor with an ancestor's value.
+    pub fn rejected_figures(&self) -> impl Iterator<Item = &str> {
+        self.owners.keys().map(String::as_str).filter(|name| {
+            !self.fields.contains_key(*name) && !self.exprs.contains_key(*name) && is_figure(name)
+        })
+    }
+
     /// For a weight format: whether `engine` is among its `engines` (a format that lists
     /// none runs anywhere).
     pub fn runs_on(&self, engine: &str) -> bool {
@@ -50,6 +59,25 @@ impl Entry<'_> {
     }
 }
 
+/// Whether a catalog field feeds the estimate: a quantity, number, ratio or word.
+fn is_figure(name: &str) -> bool {
+    [
+        DeclKind::Gpu,
+        DeclKind::Model,
+        DeclKind::Quant,
+        DeclKind::Kv,
+        DeclKind::Engine,
+    ]
+    .into_iter()
+    .filter_map(|kind| field_spec(kind, name))
+    .any(|spec| {
+        matches!(
+            spec.ty,
+            FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio | FieldTy::Symbol(_)
+        )
+    })
+}
+
 /// Walks the `extends` chain from `key` (nearest first), reporting unknown parents and
 /// cycles on `key`'s own declaration.
 fn ancestors<'db>(
@@ -59,9 +87,17 @@ fn ancestors<'db>(
     diags: &mut Vec<Diag<'db>>,
 ) -> Vec<(DeclKey<'db>, Arc<Decl>)> {
     let mut chain = Vec::new();
+    // A chain over the depth limit, or a cycle longer than it, is not followed (see
+    // names::extends_stop); every other walk ends within the limit.
+    if let Some(problem) = crate::names::extends_stop(db, key) {
+        diags.extend(problem);
+        return chain;
+    }
     let mut seen = vec![key];
     let mut current = key;
-    while let Some(decl) = db::decl(db, current) {
+    while let Some(decl) = db::decl(db, current)
+        && chain.len() < crate::names::MAX_EXTENDS_DEPTH
+    {
         let Some(parent) = decl.extends.clone() else {
             break;
         };
@@ -156,7 +192,12 @@ pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
                     Ok(value) => {
                         entry.fields.insert(field.name.name.clone(), value);
                     }
-                    Err(diag) => local.push(*diag),
+                    Err(diag) => {
+                        // An invalid value hides what an ancestor wrote: the entry is
+                        // not evaluated with either.
+                        entry.fields.remove(&field.name.name);
+                        local.push(*diag)
+                    }
                 },
             }
         }
@@ -169,7 +210,10 @@ pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
                     Ok(bytes) => {
                         entry.files.insert(file_field.name.name.clone(), bytes);
                     }
-                    Err(diag) => local.push(*diag),
+                    Err(diag) => {
+                        entry.files.remove(&file_field.name.name);
+                        local.push(*diag)
+                    }
                 }
             }
         }
@@ -376,6 +420,16 @@ pub fn const_field<'db>(
                         .help("divide by a non-zero value"),
                     ));
                 }
+                Err(EvalError::NotFinite { span, nan, .. }) => {
+                    let span = span.unwrap_or(field.value.span);
+                    let inner = find_expr(&field.value, span).unwrap_or(&field.value);
+                    return Err(Box::new(not_finite(
+                        Loc::Decl(owner, span),
+                        nan,
+                        &crate::fmt::expression(inner),
+                        &format!("`{}`", spec.name),
+                    )));
+                }
                 Err(_) => {
                     return Err(wrong(
                         "an expression with names (catalog figures are constants)",
@@ -413,13 +467,18 @@ pub fn const_field<'db>(
             }
             // A bare count where tokens are expected is a token count.
             let dim = if q.dim.is_none() { expected } else { q.dim };
-            Ok(Value::Q(crate::units::Quantity { dim, ..q }))
+            let q = crate::units::Quantity { dim, ..q };
+            check_range(owner, field, spec, q)?;
+            Ok(Value::Q(q))
         }
         FieldTy::Str => match &field.value.kind {
-            ExprKind::Str(lit) => lit
-                .plain()
-                .map(Value::Str)
-                .ok_or_else(|| wrong("an interpolated string")),
+            ExprKind::Str(lit) => {
+                let text = lit.plain().ok_or_else(|| wrong("an interpolated string"))?;
+                if let Err(problem) = spec.valid.check_str(&text) {
+                    return Err(Box::new(invalid_id(loc, spec, &text, &problem)));
+                }
+                Ok(Value::Str(text))
+            }
             _ => Err(wrong("something that is not a string")),
         },
         FieldTy::Symbol(words) => match &field.value.kind {
@@ -476,6 +535,153 @@ pub fn const_field<'db>(
     }
 }
 
+/// `deploy::eval::overflow` on an expression whose value is not a finite number: too
+/// large, infinite, or (defensively: every infinite intermediate and every 0/0 is
+/// reported before one can arise) undefined.
+pub fn not_finite<'db>(loc: Loc<'db>, nan: bool, text: &str, context: &str) -> Diag<'db> {
+    let shown = shorten(text);
+    if nan {
+        Diag::error(
+            "deploy::eval::overflow",
+            format!("{shown} is not a number (undefined, like 0/0 or ∞ − ∞) in {context}"),
+            loc,
+        )
+        .label("undefined")
+        .help("rewrite the expression so that it has a value: no 0/0, no infinite figures")
+    } else {
+        Diag::error(
+            "deploy::eval::overflow",
+            format!(
+                "{shown} overflows in {context}: its size is beyond {:e}",
+                crate::units::MAX_MAGNITUDE
+            ),
+            loc,
+        )
+        .label("too large to compute with")
+        .help("use a realistic value: every number and result must stay within ±1e300")
+    }
+}
+
+/// The sub-expression of `root` at `span`.
+pub fn find_expr(root: &Expr, span: crate::span::Span) -> Option<&Expr> {
+    let mut stack = vec![root];
+    while let Some(expr) = stack.pop() {
+        if expr.span == span {
+            return Some(expr);
+        }
+        use crate::syntax::ast::{ExprKind, StrPart};
+        match &expr.kind {
+            ExprKind::List(items) | ExprKind::OneOf(items) | ExprKind::Call(_, items) => {
+                stack.extend(items)
+            }
+            ExprKind::Paren(inner) | ExprKind::Unary(_, inner) | ExprKind::Access(inner, _) => {
+                stack.push(inner)
+            }
+            ExprKind::Binary(_, lhs, rhs) => {
+                stack.push(lhs);
+                stack.push(rhs);
+            }
+            ExprKind::Str(lit) => stack.extend(lit.parts.iter().filter_map(|p| match p {
+                StrPart::Interp(e) => Some(e),
+                _ => None,
+            })),
+            ExprKind::Literal { .. } | ExprKind::Name(_) | ExprKind::Hole => {}
+        }
+    }
+    None
+}
+
+/// An expression's text for a message, cut to a readable length (on a char boundary).
+fn shorten(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("`{}…`", &text[..end]),
+        None => format!("`{text}`"),
+    }
+}
+
+/// `deploy::field::out_of_range` (or `deploy::field::type` for a fractional count) when
+/// a numeric field's value is outside the range its schema allows.
+fn check_range<'db>(
+    owner: DeclKey<'db>,
+    field: &Field,
+    spec: &FieldSpec,
+    q: crate::units::Quantity,
+) -> Result<(), Box<Diag<'db>>> {
+    let loc = Loc::Decl(owner, field.value.span);
+    let value = q.value();
+    let shown = || Value::Q(q).display();
+    if let Valid::Whole { min } = spec.valid {
+        let whole = match q.num {
+            crate::units::Num::Int(_) => true,
+            crate::units::Num::Real(v) => v.fract() == 0.0,
+        };
+        if !whole {
+            let what = if min >= 1 {
+                "a positive whole number"
+            } else {
+                "a whole number"
+            };
+            return Err(Box::new(
+                Diag::error(
+                    "deploy::field::type",
+                    format!("`{}` must be {what}", spec.name),
+                    loc,
+                )
+                .label(format!("`{}` is {}", spec.name, shown()))
+                .help(format!("write `{} = {min}` or more", spec.name)),
+            ));
+        }
+    }
+    spec.valid.check_number(value).map_err(|range| {
+        Box::new(
+            Diag::error(
+                "deploy::field::out_of_range",
+                format!("`{}` must be {range}, but is {}", spec.name, shown()),
+                loc,
+            )
+            .label("out of range")
+            .help(format!(
+                "give `{}` a value {}{range} ({})",
+                spec.name,
+                if matches!(spec.valid, Valid::Whole { .. }) {
+                    "that is "
+                } else {
+                    ""
+                },
+                spec.doc
+            )),
+        )
+    })
+}
+
+/// `deploy::field::invalid_id`: an `hf` or `ollama` string that is not a valid id (it
+/// would reach the shell commands `export` writes).
+fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -> Diag<'db> {
+    let example = match spec.valid {
+        Valid::OllamaTag => "`ollama = \"glm4:9b\"` (`[host/][namespace/]name[:tag]`)",
+        Valid::DiagCode => "`code = \"acme::slow_decode\"` (`area::name`)",
+        _ => "`hf = \"THUDM/GLM-4-9B-0414\"` (`org/name`)",
+    };
+    Diag::error(
+        "deploy::field::invalid_id",
+        format!(
+            "`{}` is not {}: {problem}",
+            spec.name,
+            spec.valid.describe()
+        ),
+        loc,
+    )
+    .label(format!(
+        "{} characters, not a valid id",
+        text.chars().count()
+    ))
+    .help(match spec.valid {
+        Valid::DiagCode => format!("write `_`-separated words between `::`, e.g. {example}"),
+        _ => format!("write the id exactly as the hub shows it, e.g. {example}"),
+    })
+}
+
 /// A catalog reference by name, with a suggestion of the same kind when unknown.
 pub fn lookup<'db>(
     scope: &Scope<'db>,
@@ -530,7 +736,8 @@ fn artifact_size<'db>(
     let spec = FieldSpec {
         name: "files",
         ty: FieldTy::Q(Dim::BYTES),
-        doc: "",
+        doc: "exact artifact size",
+        valid: Valid::Positive,
     };
     let value = const_field(scope, owner, field, &spec)?;
     value

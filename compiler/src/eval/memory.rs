@@ -291,8 +291,30 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     })
 }
 
+/// A byte figure: exact when it fits an integer, else kept as a real so that an overflow
+/// stays visible (a saturated integer would look like a plausible size).
 fn bytes(value: f64) -> Value {
-    Value::Q(Quantity::bytes(value.round() as i128))
+    if value.abs() < 1e36 {
+        Value::Q(Quantity::bytes(value.round() as i128))
+    } else {
+        Value::Q(Quantity::new(crate::units::Num::Real(value), Dim::BYTES))
+    }
+}
+
+/// Turns every figure that is not a finite number into an error naming the figure, so
+/// that nothing reads an infinite or undefined value as if it were a result.
+fn reject_non_finite(props: &mut Properties) {
+    for (name, value) in props.iter_mut() {
+        if let Ok(Value::Q(q)) = value
+            && !q.is_finite()
+        {
+            *value = Err(EvalError::NotFinite {
+                span: None,
+                figure: Some(name.to_string()),
+                nan: q.is_nan(),
+            });
+        }
+    }
 }
 
 /// The properties of a deployment and, when memory could be estimated, its breakdown.
@@ -304,6 +326,9 @@ pub struct Estimate {
 /// Whether a variant of a deployment fits (for the helps that suggest another quant or
 /// GPU); `None` when it cannot be estimated.
 pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
+    if uses_rejected_figures(inputs) {
+        return None;
+    }
     let mem = memory(inputs).ok()?;
     let usable = mem.usable?;
     Some(
@@ -315,6 +340,20 @@ pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
     )
 }
 
+/// Whether a catalog entry the estimate reads has a figure whose value was rejected
+/// (reported on the entry, and on the deployment by `rules::check`).
+pub fn uses_rejected_figures(inputs: &Inputs<'_, '_>) -> bool {
+    [
+        inputs.model,
+        inputs.quant,
+        inputs.kv,
+        inputs.engine,
+        inputs.gpu,
+    ]
+    .iter()
+    .any(|entry| entry.rejected_figures().next().is_some())
+}
+
 /// Computes every property; a figure that cannot be computed says what is missing.
 pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let mut props = Properties::new();
@@ -323,6 +362,16 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let count = inputs.count as f64;
     let engines_ok = inputs.quant.runs_on(inputs.engine_name);
     props.insert("quant_runs_on_engine", Ok(Value::Bool(engines_ok)));
+    if uses_rejected_figures(inputs) {
+        // Not evaluated with an invalid figure, nor with a default in its place.
+        for prop in super::schema::PROPERTIES {
+            props.entry(prop.name).or_insert(Err(EvalError::Invalid));
+        }
+        return Estimate {
+            props,
+            breakdown: None,
+        };
+    }
     let mem = match memory(inputs) {
         Ok(mem) => mem,
         Err(error) => {
@@ -426,6 +475,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         }
     }
     speed_and_cost(inputs, &mem, &mut props);
+    reject_non_finite(&mut props);
     Estimate {
         props,
         breakdown: Some(breakdown),
@@ -620,12 +670,15 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
             let needed = (in_flight / seqs).ceil().max(1.0);
             let load = in_flight / (seqs * inputs.replicas as f64);
             props.insert("required_throughput", Ok(rate(rate_rps * output)));
+            // Kept as a real when it is not a sane count, so that an overflow is seen.
+            let needed = if needed < 1e36 {
+                crate::units::Num::Int(needed as i128)
+            } else {
+                crate::units::Num::Real(needed)
+            };
             props.insert(
                 "replicas_needed",
-                Ok(Value::Q(Quantity::new(
-                    crate::units::Num::Int(needed as i128),
-                    Dim::NONE,
-                ))),
+                Ok(Value::Q(Quantity::new(needed, Dim::NONE))),
             );
             props.insert("load", Ok(Value::Q(Quantity::ratio(load))));
             // Tokens actually produced per second: the demand, up to the capacity.

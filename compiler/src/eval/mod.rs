@@ -548,6 +548,13 @@ pub enum EvalError {
     /// A figure the estimate needs is missing (the message names it).
     Missing(String),
     DivisionByZero(Span),
+    /// A result that is not a finite number (overflow, or NaN when `nan`): the expression
+    /// that produced it (`span`), or the estimate's figure (`figure`) it came from.
+    NotFinite {
+        span: Option<Span>,
+        figure: Option<String>,
+        nan: bool,
+    },
     /// Already reported by the checker.
     Invalid,
 }
@@ -558,8 +565,20 @@ pub trait Env {
     fn field_of(&self, kind: DeclKind, name: &str, field: &str) -> Option<Value>;
 }
 
-/// Evaluates a checked expression.
+/// Evaluates a checked expression; a quantity that is not finite (a huge literal, an
+/// overflow, 0/0) is an error naming the innermost expression that produced it.
 pub fn eval(env: &dyn Env, expr: &Expr) -> Result<Value, EvalError> {
+    match eval_node(env, expr)? {
+        Value::Q(q) if !q.is_finite() => Err(EvalError::NotFinite {
+            span: Some(expr.span),
+            figure: None,
+            nan: q.is_nan(),
+        }),
+        value => Ok(value),
+    }
+}
+
+fn eval_node(env: &dyn Env, expr: &Expr) -> Result<Value, EvalError> {
     match &expr.kind {
         ExprKind::Literal { value, .. } => Ok(Value::Q(*value)),
         ExprKind::Str(lit) => interpolate(env, lit).map(Value::Str),

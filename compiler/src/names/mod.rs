@@ -50,6 +50,137 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, candidate)| candidate.to_string())
 }
 
+/// The most `extends` links an entry may be from its root (the entry of its chain that
+/// extends nothing). Past it the chain is not followed: the entry one link too far gets
+/// `deploy::name::extends_too_deep`, and the entries below it are evaluated with their
+/// own fields only. Documented in docs/language.md (`extends`).
+pub const MAX_EXTENDS_DEPTH: usize = 32;
+
+/// Where an entry's `extends` chain leads, as seen from its file's scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, salsa::SalsaValue)]
+pub enum Chain {
+    /// This many links to the root (0: the entry extends nothing or an unknown name).
+    Depth(usize),
+    /// The entry is on a cycle of this many entries.
+    Cycle(usize),
+    /// The chain runs into a cycle the entry is not part of.
+    IntoCycle,
+}
+
+/// The parent an entry's `extends` names, looked up in `scope`.
+fn extends_parent<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+) -> Option<DeclKey<'db>> {
+    let decl = db::decl(db, key)?;
+    let parent = decl.extends.as_ref()?;
+    scope.lookup(key.kind(db), &parent.name)
+}
+
+/// The chain of every entry in a file's scope, in time linear in the scope: each entry
+/// is visited once, following parents until an entry whose chain is known.
+pub fn extends_chains<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+) -> std::collections::HashMap<DeclKey<'db>, Chain> {
+    use std::collections::HashMap;
+    let scope = db::scope(db, file);
+    let mut chains: HashMap<DeclKey<'db>, Chain> = HashMap::new();
+    for start in scope.entries.values() {
+        let mut path: Vec<DeclKey<'db>> = Vec::new();
+        let mut on_path: HashMap<DeclKey<'db>, usize> = HashMap::new();
+        let mut current = Some(*start);
+        // The chain of the last entry left on `path`.
+        let tail = loop {
+            let Some(key) = current else {
+                break Chain::Depth(0);
+            };
+            if let Some(known) = chains.get(&key) {
+                break match known {
+                    Chain::Depth(d) => Chain::Depth(d + 1),
+                    Chain::Cycle(_) | Chain::IntoCycle => Chain::IntoCycle,
+                };
+            }
+            if let Some(&at) = on_path.get(&key) {
+                let length = path.len() - at;
+                for member in path.drain(at..) {
+                    chains.insert(member, Chain::Cycle(length));
+                }
+                break Chain::IntoCycle;
+            }
+            on_path.insert(key, path.len());
+            path.push(key);
+            current = extends_parent(db, scope, key);
+        };
+        // Each entry's chain is its parent's plus one link.
+        let mut chain = tail;
+        for key in path.into_iter().rev() {
+            chains.insert(key, chain);
+            chain = match chain {
+                Chain::Depth(d) => Chain::Depth(d + 1),
+                _ => Chain::IntoCycle,
+            };
+        }
+    }
+    chains
+}
+
+/// The chain of one entry: from its file's table, or, for a second definition of a name
+/// (which is not in the scope), from its parent's.
+pub fn extends_chain<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Chain {
+    let chains = db::extends_chains(db, key.file(db));
+    if let Some(chain) = chains.get(&key) {
+        return *chain;
+    }
+    let scope = db::scope(db, key.file(db));
+    match extends_parent(db, scope, key).and_then(|parent| chains.get(&parent)) {
+        None => Chain::Depth(0),
+        Some(Chain::Depth(d)) => Chain::Depth(d + 1),
+        Some(_) => Chain::IntoCycle,
+    }
+}
+
+/// Whether an entry's `extends` chain must not be followed: `Some` with the problem to
+/// report on the entry (a chain one link over [`MAX_EXTENDS_DEPTH`], a cycle longer than
+/// it), or `Some(None)` when an entry nearer the root already reports it.
+pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Diag<'db>>> {
+    let chain = extends_chain(db, key);
+    let span = || {
+        db::decl(db, key)
+            .and_then(|decl| decl.extends.as_ref().map(|e| e.span))
+            .unwrap_or_default()
+    };
+    match chain {
+        Chain::Depth(d) if d <= MAX_EXTENDS_DEPTH => None,
+        Chain::Depth(d) if d == MAX_EXTENDS_DEPTH + 1 => Some(Some(
+            Diag::error(
+                "deploy::name::extends_too_deep",
+                format!(
+                    "`{}` is {d} `extends` links from the entry its chain starts at; the limit is {MAX_EXTENDS_DEPTH}",
+                    key.name(db)
+                ),
+                Loc::Decl(key, span()),
+            )
+            .label("one link too many")
+            .help(format!(
+                "extend an entry nearer the start of the chain, or write the fields here: at most {MAX_EXTENDS_DEPTH} links are followed (entries further down use only their own fields)"
+            )),
+        )),
+        Chain::Depth(_) => Some(None),
+        Chain::Cycle(length) if length > MAX_EXTENDS_DEPTH => Some(Some(
+            Diag::error(
+                "deploy::name::extends_cycle",
+                format!("`{}` extends itself through a cycle", key.name(db)),
+                Loc::Decl(key, span()),
+            )
+            .label("the chain loops back here")
+            .help("break the cycle: one entry of the chain must extend a catalog entry or nothing"),
+        )),
+        Chain::Cycle(_) | Chain::IntoCycle => None,
+    }
+}
+
 pub fn build_scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
     let mut scope = Scope {
         entries: BTreeMap::new(),
@@ -149,17 +280,37 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     for import in db::imports(db, file) {
         let loc = Loc::File(file, import.span);
         match import.file {
-            None => diags.push(
+            None if !crate::files::is_deploy_path(&import.path) => diags.push(
                 Diag::error(
-                    "deploy::name::import_missing",
-                    format!("cannot read `{}`", import.path.display()),
+                    "deploy::name::import_not_deploy",
+                    format!(
+                        "`{}` is not a `.deploy` file; only `.deploy` files are imported",
+                        import.path.display()
+                    ),
                     loc,
                 )
-                .label("imported here")
-                .help(
-                    "imports are relative to this file's folder; check the path and the file name",
-                ),
+                .label("not a .deploy file")
+                .help("import a `.deploy` file: move the declarations into `NAME.deploy` and import that"),
             ),
+            None => {
+                let reason = db
+                    .project()
+                    .unreadable(db)
+                    .get(&import.path)
+                    .map(|reason| format!(": {reason}"))
+                    .unwrap_or_default();
+                diags.push(
+                    Diag::error(
+                        "deploy::name::import_missing",
+                        format!("cannot read `{}`{reason}", import.path.display()),
+                        loc,
+                    )
+                    .label("imported here")
+                    .help(
+                        "imports are relative to this file's folder and name a regular `.deploy` file; check the path and the file name",
+                    ),
+                )
+            }
             Some(target) => {
                 if target == file || db::reachable(db, target).contains(&file) {
                     let message = if target == file {

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::deployment::DeploymentEnv;
+use crate::eval::entry::{find_expr, not_finite};
 use crate::eval::schema::{field_spec, property};
 use crate::eval::{Checker, Env, EvalError, Value, eval, interpolate, reads};
 use crate::names::Scope;
@@ -28,17 +29,51 @@ pub fn check_statically<'db>(
         match entry {
             AstEntry::Require(require) => {
                 checker.condition(&require.cond);
+                huge_literals(key, &require.cond, "this require", &mut checker.diags);
                 if let Some(message) = &require.message {
                     checker.string(message);
                 }
             }
             AstEntry::Objective(objective) => {
                 objective_is_quantity(&mut checker, &objective.expr);
+                huge_literals(key, &objective.expr, "the objective", &mut checker.diags);
             }
             _ => {}
         }
     }
     diags.extend(checker.diags);
+}
+
+/// `deploy::eval::overflow` on each literal beyond ±1e300 (`1e400`): what evaluation
+/// would report, for a deployment that is not evaluated.
+fn huge_literals<'db>(key: DeclKey<'db>, root: &Expr, what: &str, diags: &mut Vec<Diag<'db>>) {
+    use crate::syntax::ast::{ExprKind, StrPart};
+    let mut stack = vec![root];
+    while let Some(expr) = stack.pop() {
+        match &expr.kind {
+            ExprKind::Literal { value, .. } if !value.is_finite() => diags.push(not_finite(
+                Loc::Decl(key, expr.span),
+                value.is_nan(),
+                &crate::fmt::expression(expr),
+                what,
+            )),
+            ExprKind::List(items) | ExprKind::OneOf(items) | ExprKind::Call(_, items) => {
+                stack.extend(items)
+            }
+            ExprKind::Paren(inner) | ExprKind::Unary(_, inner) | ExprKind::Access(inner, _) => {
+                stack.push(inner)
+            }
+            ExprKind::Binary(_, lhs, rhs) => {
+                stack.push(rhs);
+                stack.push(lhs);
+            }
+            ExprKind::Str(lit) => stack.extend(lit.parts.iter().filter_map(|p| match p {
+                StrPart::Interp(e) => Some(e),
+                _ => None,
+            })),
+            ExprKind::Literal { .. } | ExprKind::Name(_) | ExprKind::Hole => {}
+        }
+    }
 }
 
 fn objective_is_quantity(checker: &mut Checker<'_, '_>, expr: &Expr) {
@@ -203,6 +238,7 @@ fn eval_problem<'db>(
     error: EvalError,
     at: Loc<'db>,
     what: &str,
+    root: Option<&Expr>,
 ) -> Option<Diag<'db>> {
     match error {
         EvalError::Missing(missing) => {
@@ -230,8 +266,145 @@ fn eval_problem<'db>(
             .label("this is zero")
             .help("guard the division or divide by a figure that cannot be zero"),
         ),
+        EvalError::NotFinite {
+            figure: Some(figure),
+            nan,
+            ..
+        } => Some(
+            not_finite(at, nan, &figure, what)
+                .label(format!("reads `{figure}`, which is not finite"))
+                .help(format!(
+                    "`{figure}` is not a finite number (see the error on the deployment): fix the catalog figures it is computed from"
+                )),
+        ),
+        EvalError::NotFinite {
+            span, nan, figure: None,
+        } => {
+            let (loc, text) = match (span, root) {
+                (Some(span), Some(root)) => (
+                    Loc::Decl(key, span),
+                    find_expr(root, span).map(crate::fmt::expression),
+                ),
+                _ => (at, root.map(crate::fmt::expression)),
+            };
+            Some(not_finite(loc, nan, &text.unwrap_or_default(), what))
+        }
         EvalError::Invalid => None,
     }
+}
+
+/// One error per catalog entry the deployment uses that has a rejected figure (an
+/// out-of-range `bpw`, …): the deployment is not evaluated, and says why even when the
+/// entry is in an imported file whose diagnostics are not shown. The code is the one of
+/// the entry's own error.
+fn rejected_inputs<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+) -> Vec<Diag<'db>> {
+    let mut out = Vec::new();
+    for field in ["model", "quant", "kv_cache", "engine", "gpu"] {
+        let Some(Value::Ref(kind, name)) = env.fields.get(field) else {
+            continue;
+        };
+        let Some(entry_key) = scope.lookup(*kind, name) else {
+            continue;
+        };
+        let entry = db::entry(db, entry_key);
+        let Some(figure) = entry.rejected_figures().next() else {
+            continue;
+        };
+        // The error on the field, in the declaration that writes it.
+        let cause = entry.owners.get(figure).and_then(|owner| {
+            let written = entry.spans.get(figure)?;
+            db::entry(db, *owner).diags.iter().find(|d| {
+                matches!(d.loc, Loc::Decl(k, s) if k == *owner
+                    && written.start <= s.start && s.end <= written.end)
+            })
+        });
+        let code = cause.map_or("deploy::field::type", |d| d.code.as_str());
+        let at = decl.field(field).map_or(decl.name.span, |f| f.span);
+        out.push(
+            Diag::error(
+                code,
+                format!(
+                    "`{name}` has an invalid `{figure}`, so this deployment is not evaluated{}",
+                    cause
+                        .map(|d| format!(" ({})", d.message))
+                        .unwrap_or_default()
+                ),
+                Loc::Decl(key, at),
+            )
+            .label(format!("uses `{name}`"))
+            .help(format!(
+                "fix `{figure}` in `{name}` (or the entry it extends), or choose another {}",
+                kind.keyword()
+            )),
+        );
+    }
+    out
+}
+
+/// One error per deployment whose estimate has figures that are not finite numbers (a
+/// catalog figure so large or small that a computation overflows), with labels on the
+/// fields they depend on.
+fn figures_not_finite<'db>(
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+) -> Option<Diag<'db>> {
+    let mut names = Vec::new();
+    let mut any_infinite = false;
+    for (name, value) in env.props {
+        if let Err(EvalError::NotFinite { nan, .. }) = value {
+            names.push(*name);
+            any_infinite |= !nan;
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (figures, what, they) = match (names.len(), any_infinite) {
+        (1, true) => ("figure", "overflows", "it is not a finite number"),
+        (1, false) => ("figure", "is undefined", "it is not a number"),
+        (_, true) => ("figures", "overflow", "they are not finite numbers"),
+        (_, false) => ("figures", "are undefined", "they are not numbers"),
+    };
+    let deps: Vec<Expr> = names
+        .iter()
+        .map(|name| Expr {
+            kind: crate::syntax::ast::ExprKind::Name(name.to_string()),
+            span: decl.name.span,
+        })
+        .collect();
+    let labels = field_labels(key, decl, env, &deps.iter().collect::<Vec<_>>());
+    let fields: Vec<String> = labels.iter().map(|(_, _, n)| format!("`{n}`")).collect();
+    let mut diag = Diag::error(
+        "deploy::eval::overflow",
+        format!("the estimated {figures} {list} {what}: {they}"),
+        Loc::Decl(key, decl.name.span),
+    )
+    .label("figures not finite")
+    .help(format!(
+        "a catalog figure behind {} is far too large or too small: give it a realistic value",
+        if fields.is_empty() {
+            "them".to_string()
+        } else {
+            fields.join(", ")
+        }
+    ));
+    diag.labels = labels
+        .into_iter()
+        .map(|(loc, text, _)| (loc, text))
+        .collect();
+    Some(diag)
 }
 
 fn check_require<'db>(
@@ -256,6 +429,7 @@ fn check_require<'db>(
             let custom = require
                 .message
                 .as_ref()
+                .filter(|_| env.messages)
                 .and_then(|m| interpolate(env, m).ok());
             let figures = figures(env, &require.cond);
             let message = match custom {
@@ -287,7 +461,7 @@ fn check_require<'db>(
                 .collect();
             Some(diag)
         }
-        Err(error) => eval_problem(key, error, at, "this require"),
+        Err(error) => eval_problem(key, error, at, "this require", Some(&require.cond)),
     }
 }
 
@@ -300,6 +474,8 @@ pub fn check<'db>(
     env: &DeploymentEnv<'_, 'db>,
     diags: &mut Vec<Diag<'db>>,
 ) {
+    diags.extend(rejected_inputs(db, scope, key, decl, env));
+    diags.extend(figures_not_finite(key, decl, env));
     let mut checker = Checker {
         scope,
         anchor: key,
@@ -378,13 +554,61 @@ pub fn check<'db>(
                 }
                 continue;
             }
+            Err(EvalError::NotFinite {
+                figure: Some(_), ..
+            }) => {
+                // Reported once on the deployment by `figures_not_finite`.
+                continue;
+            }
+            Err(EvalError::NotFinite {
+                span,
+                nan,
+                figure: None,
+            }) => {
+                // The rule's expression belongs to the rule's declaration (its spans are
+                // relative to it): point at the deployment and name the expression.
+                let inner = span.and_then(|span| find_expr(when, span)).unwrap_or(when);
+                diags.push(not_finite(
+                    at,
+                    nan,
+                    &crate::fmt::expression(inner),
+                    &format!("rule `{name}`"),
+                ));
+                continue;
+            }
+            Err(EvalError::DivisionByZero(span)) => {
+                // As above: the span is in the rule's declaration, not the deployment's.
+                let zero = find_expr(when, span).map(crate::fmt::expression);
+                diags.push(
+                    Diag::error(
+                        "deploy::eval::division_by_zero",
+                        format!(
+                            "rule `{name}` divides by zero{}",
+                            zero.map(|z| format!(": `{z}` is zero")).unwrap_or_default()
+                        ),
+                        at,
+                    )
+                    .label("checked here")
+                    .help(format!(
+                        "guard the division in rule `{name}`'s `when`, or divide by a figure that cannot be zero"
+                    )),
+                );
+                continue;
+            }
             Err(error) => {
-                diags.extend(eval_problem(key, error, at, &format!("rule `{name}`")));
+                diags.extend(eval_problem(
+                    key,
+                    error,
+                    at,
+                    &format!("rule `{name}`"),
+                    Some(when),
+                ));
                 continue;
             }
         }
         let render = |field: &str| {
-            entry.exprs.get(field).and_then(|expr| match &expr.kind {
+            let expr = entry.exprs.get(field).filter(|_| env.messages);
+            expr.and_then(|expr| match &expr.kind {
                 crate::syntax::ast::ExprKind::Str(lit) => interpolate(env, lit).ok(),
                 _ => None,
             })

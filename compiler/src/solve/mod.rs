@@ -19,8 +19,10 @@ use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 pub const COUNTS: [i128; 4] = [1, 2, 4, 8];
 /// Replicas `?` tries, up to this many.
 pub const MAX_REPLICAS: i128 = 16;
-/// More candidates than this are refused: the search would take too long.
-pub const MAX_CANDIDATES: usize = 2_000_000;
+/// More candidates than this are refused (`deploy::solve::too_many_candidates`) before
+/// anything is evaluated: each candidate is a full evaluation, so the search's time grows
+/// with their number. Documented in docs/language.md (Holes).
+pub const MAX_CANDIDATES: usize = 100_000;
 
 /// One assignment of the holes and how it fared.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -128,6 +130,50 @@ fn hole_values<'db>(
     }
 }
 
+/// `deploy::solve::too_many_candidates`: the size of each hole's domain, the product,
+/// the limit, and the hole whose narrowing helps most.
+fn too_many_candidates<'db>(
+    key: DeclKey<'db>,
+    decl: &Decl,
+    domains: &[(String, Vec<Value>)],
+    total: usize,
+) -> Diag<'db> {
+    let factors: Vec<String> = domains
+        .iter()
+        .map(|(name, values)| format!("{name} {}", values.len()))
+        .collect();
+    let count = if total == usize::MAX {
+        format!("more than {}", usize::MAX)
+    } else {
+        total.to_string()
+    };
+    let widest = domains
+        .iter()
+        .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(&a.0)));
+    let help = match widest {
+        Some((name, values)) => {
+            let examples: Vec<String> = values.iter().take(2).map(Value::display).collect();
+            format!(
+                "narrow the search: pin `{name}` (it has {} values, e.g. `{name} = {}`), or list the few to try with `{name} = one_of [{}]`; other holes too, until at most {MAX_CANDIDATES} candidates remain",
+                values.len(),
+                examples.first().cloned().unwrap_or_default(),
+                examples.join(", ")
+            )
+        }
+        None => format!("narrow the holes until at most {MAX_CANDIDATES} candidates remain"),
+    };
+    Diag::error(
+        "deploy::solve::too_many_candidates",
+        format!(
+            "{count} candidates ({}); the limit is {MAX_CANDIDATES}",
+            factors.join(" × ")
+        ),
+        Loc::Decl(key, decl.name.span),
+    )
+    .label("too many candidates to search")
+    .help(help)
+}
+
 fn number_of(value: &Value) -> Option<f64> {
     value.quantity().map(|q| q.value())
 }
@@ -153,15 +199,7 @@ pub(crate) fn search<'db>(
         domains.push((hole.name.name.clone(), values));
     }
     if total > MAX_CANDIDATES {
-        return Err(Box::new(
-            Diag::error(
-                "deploy::solve::unsupported",
-                format!("{total} combinations to search; the limit is {MAX_CANDIDATES}"),
-                Loc::Decl(key, decl.name.span),
-            )
-            .label("too many combinations")
-            .help("narrow a hole with `one_of [...]`"),
-        ));
+        return Err(Box::new(too_many_candidates(key, decl, &domains, total)));
     }
     let (objective_text, maximize, default_objective) = decl
         .body
@@ -179,20 +217,23 @@ pub(crate) fn search<'db>(
     // Writing the default out (`minimize cost_per_hour`) keeps the cheapest-first search.
     let default_objective = default_objective || (objective_text == "cost_per_hour" && !maximize);
 
-    // Every combination, as one index per hole into its values; materialised as field
-    // assignments only when evaluated.
-    let mut combinations: Vec<Vec<usize>> = vec![Vec::new()];
-    for (_, values) in &domains {
-        let mut next = Vec::with_capacity(combinations.len() * values.len());
-        for combination in &combinations {
-            for index in 0..values.len() {
-                let mut extended = combination.clone();
-                extended.push(index);
-                next.push(extended);
-            }
+    // Every combination is a number below `total` (mixed radix, the first hole most
+    // significant, so numeric order is the order of the combinations), decoded into one
+    // index per hole into its values only when it is looked at: nothing proportional to
+    // the product is built beyond one number per candidate.
+    let count = if domains.iter().any(|(_, values)| values.is_empty()) {
+        0
+    } else {
+        total
+    };
+    let decode = |mut number: usize| -> Vec<usize> {
+        let mut combination = vec![0; domains.len()];
+        for (slot, (_, values)) in combination.iter_mut().zip(&domains).rev() {
+            *slot = number % values.len();
+            number /= values.len();
         }
-        combinations = next;
-    }
+        combination
+    };
     let value_of = |combination: &[usize], name: &str| -> Option<Value> {
         domains
             .iter()
@@ -219,12 +260,17 @@ pub(crate) fn search<'db>(
             .lookup(DeclKind::Quant, name)
             .map(|k| db::entry(db, k))
     };
-    combinations.retain(|c| match (value_of(c, "quant"), value_of(c, "engine")) {
-        (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
-            quant_entry(&quant).is_none_or(|entry| entry.runs_on(&engine))
-        }
-        _ => true,
-    });
+    let mut combinations: Vec<usize> = (0..count)
+        .filter(|number| {
+            let c = decode(*number);
+            match (value_of(&c, "quant"), value_of(&c, "engine")) {
+                (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
+                    quant_entry(&quant).is_none_or(|entry| entry.runs_on(&engine))
+                }
+                _ => true,
+            }
+        })
+        .collect();
     let bound = |combination: &[usize]| -> f64 {
         let price = match value_of(combination, "gpu") {
             Some(Value::Ref(_, gpu)) => scope
@@ -241,34 +287,28 @@ pub(crate) fn search<'db>(
     // best are known: an hourly price only grows with the price, the count and replicas.
     let mut bounds: Vec<f64> = Vec::new();
     if default_objective {
-        let mut keyed: Vec<(f64, Vec<usize>)> =
-            combinations.into_iter().map(|c| (bound(&c), c)).collect();
+        let mut keyed: Vec<(f64, usize)> = combinations
+            .into_iter()
+            .map(|number| (bound(&decode(number)), number))
+            .collect();
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         bounds = keyed.iter().map(|(b, _)| *b).collect();
         combinations = keyed.into_iter().map(|(_, c)| c).collect();
     }
 
-    let mut feasible: Vec<Candidate> = Vec::new();
-    let mut failed: Vec<Candidate> = Vec::new();
-    let mut evaluated = 0;
-    for (position, combination) in combinations.iter().enumerate() {
-        if default_objective && feasible.len() >= top {
-            let worst = feasible
-                .iter()
-                .filter_map(|c| c.objective)
-                .fold(f64::NEG_INFINITY, f64::max);
-            if bounds[position] > worst {
-                break;
-            }
-        }
+    // One candidate, evaluated in `mode`: the feasibility pass renders no message
+    // (`Mode::Probe`); the misses that are reported are evaluated again with their
+    // messages (`Mode::Search`), so a long message costs its length once per miss shown,
+    // not once per candidate.
+    let evaluate = |number: usize, mode: Mode| -> Candidate {
+        let combination = &decode(number);
         let assignment = &assignment_of(combination);
-        evaluated += 1;
         let mut scratch = Vec::new();
         let fields = Resolved {
             fields: full(assignment),
             workload: resolved.workload.clone(),
         };
-        let result = run(db, scope, key, decl, fields, Mode::Search, &mut scratch);
+        let result = run(db, scope, key, decl, fields, mode, &mut scratch);
         let failure = scratch
             .iter()
             .find(|d| d.severity == Severity::Error)
@@ -281,7 +321,7 @@ pub(crate) fn search<'db>(
                 .and_then(Value::quantity)
                 .map(|q| q.value())
         };
-        let candidate = Candidate {
+        Candidate {
             assignment: assignment
                 .iter()
                 .map(|(k, v)| (k.clone(), v.display()))
@@ -302,11 +342,29 @@ pub(crate) fn search<'db>(
                     .is_none()
                     .then(|| format!("`{objective_text}` cannot be computed for it"))
             }),
-        };
+        }
+    };
+
+    let mut feasible: Vec<Candidate> = Vec::new();
+    // Each failed candidate with its number, to evaluate it again if it is reported.
+    let mut failed: Vec<(Candidate, usize)> = Vec::new();
+    let mut evaluated = 0;
+    // The largest objective among the feasible candidates so far, kept as they come in
+    // (rescanning them for every candidate made a long search quadratic).
+    let mut worst = f64::NEG_INFINITY;
+    for (position, number) in combinations.iter().enumerate() {
+        if default_objective && feasible.len() >= top && bounds[position] > worst {
+            break;
+        }
+        evaluated += 1;
+        let candidate = evaluate(*number, Mode::Probe);
         if candidate.feasible {
+            if let Some(objective) = candidate.objective {
+                worst = worst.max(objective);
+            }
             feasible.push(candidate);
         } else {
-            failed.push(candidate);
+            failed.push((candidate, *number));
         }
     }
     let better = |a: &Candidate, b: &Candidate| {
@@ -331,21 +389,28 @@ pub(crate) fn search<'db>(
     feasible.truncate(top);
     // The misses worth reporting: the candidates that would have ranked above the best,
     // nearest to it first.
-    let mut misses: Vec<Candidate> = match feasible.first() {
+    let mut misses: Vec<(Candidate, usize)> = match feasible.first() {
         Some(best) => failed
             .into_iter()
-            .filter(|c| c.objective.is_some() && better(c, best) == std::cmp::Ordering::Less)
+            .filter(|(c, _)| c.objective.is_some() && better(c, best) == std::cmp::Ordering::Less)
             .collect(),
         None => failed,
     };
     // With a best, the nearest misses are those ranked just above it; without one, the
     // best-ranked candidates.
     if feasible.is_empty() {
-        misses.sort_by(better);
+        misses.sort_by(|(a, _), (b, _)| better(a, b));
     } else {
-        misses.sort_by(|a, b| better(b, a));
+        misses.sort_by(|(a, _), (b, _)| better(b, a));
     }
     misses.truncate(top.max(3));
+    let misses: Vec<Candidate> = misses
+        .into_iter()
+        .map(|(candidate, number)| Candidate {
+            failure: evaluate(number, Mode::Search).failure,
+            ..candidate
+        })
+        .collect();
     Ok(Solution {
         deployment: decl.name.name.clone(),
         objective: objective_text,
@@ -495,9 +560,11 @@ pub fn solutions(
                 return None;
             }
             let mut diags = Vec::new();
-            let Some(resolved) =
-                crate::eval::deployment::resolve(db, scope, key, &decl, &mut diags)
-            else {
+            let resolved = crate::eval::deployment::resolve(db, scope, key, &decl, &mut diags)
+                .filter(|_| {
+                    crate::eval::deployment::statically_sound(scope, key, &decl, &mut diags)
+                });
+            let Some(resolved) = resolved else {
                 let name = decl.name.name.clone();
                 return Some((
                     name.clone(),

@@ -499,11 +499,13 @@ fn trim_end(text: &str, start: usize, mut end: usize) -> usize {
     loop {
         let trimmed = text[start..end].trim_end_matches([' ', '\t', '\r', '\n', ';']);
         end = start + trimmed.len();
-        let line_start = text[..end]
+        // The last line of the span (never before `start`): searching only the span
+        // keeps this linear in it, not in the whole line (a long one-line string with
+        // thousands of `{...}` made this quadratic).
+        let line_start = text[start..end]
             .rfind('\n')
-            .map(|i| i + 1)
-            .unwrap_or(0)
-            .max(start);
+            .map(|i| start + i + 1)
+            .unwrap_or(start);
         match comment_start(&text[line_start..end]) {
             Some(at) => end = line_start + at,
             None => return end,

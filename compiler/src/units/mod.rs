@@ -252,6 +252,10 @@ pub struct Quantity {
     pub percent: bool,
 }
 
+/// The largest magnitude (in base units) a value may have: beyond it a literal or a
+/// result is an overflow (`deploy::eval::overflow`).
+pub const MAX_MAGNITUDE: f64 = 1e300;
+
 /// A unit a user can write after a number.
 struct UnitDef {
     text: &'static str,
@@ -387,6 +391,18 @@ impl Quantity {
 
     pub fn value(self) -> f64 {
         self.num.as_f64()
+    }
+
+    /// Whether the value is a number the language computes with: not NaN, not
+    /// infinite, and at most [`MAX_MAGNITUDE`] in size (so that it stays finite in every
+    /// unit it is printed in: `$…/h` multiplies by 3,600, `$…/Mtok` by a million).
+    pub fn is_finite(self) -> bool {
+        self.value().abs() <= MAX_MAGNITUDE
+    }
+
+    /// Whether the value is undefined (0/0, ∞ − ∞), rather than too large.
+    pub fn is_nan(self) -> bool {
+        self.value().is_nan()
     }
 
     /// Prints the quantity in the unit a reader expects for its dimension; byte sizes

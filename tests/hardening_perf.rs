@@ -1,0 +1,362 @@
+//! Issue #10, super-linear time and memory: each reproducer is generated here, checked
+//! through the real binary, and its diagnostics asserted. Time bounds are generous hang
+//! guards for the debug build (the fixed cases take well under a second in release);
+//! the one relative bound compares the human format with JSON on the same input.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{scratch, stdout};
+
+/// A generous bound for work that must take milliseconds to a few seconds.
+const HANG: Duration = Duration::from_secs(120);
+
+/// Runs the binary in `dir` and returns its output and how long it ran; a run longer
+/// than `limit` is killed and fails the test. Output is read while it runs, so a large
+/// report cannot block on a full pipe.
+fn run_timed(dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deployfit"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the deployfit binary runs");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        out.read_to_end(&mut bytes).unwrap();
+        bytes
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        err.read_to_end(&mut bytes).unwrap();
+        bytes
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("deployfit {args:?} did not finish in {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = start.elapsed();
+    let output = Output {
+        status,
+        stdout: reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    };
+    assert_ne!(
+        output.status.code(),
+        Some(101),
+        "deployfit {args:?} panicked: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, elapsed)
+}
+
+fn check_json(dir: &Path, file: &str) -> (serde_json::Value, Output) {
+    let (output, _) = run_timed(dir, &["check", "--format", "json", file], HANG);
+    let report = serde_json::from_slice(&output.stdout).expect("stdout is JSON");
+    (report, output)
+}
+
+fn diagnostics(report: &serde_json::Value) -> &Vec<serde_json::Value> {
+    report["diagnostics"].as_array().unwrap()
+}
+
+fn codes(report: &serde_json::Value) -> Vec<&str> {
+    diagnostics(report)
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn human_output_of_a_large_file_costs_the_same_order_as_json() {
+    // About 1 MB with 1,800 diagnostics, non-ASCII text on every diagnostic's line.
+    let dir = scratch("perf_human");
+    let pad = format!("// {}\n", "x".repeat(500));
+    let mut text = String::new();
+    for i in 0..1800 {
+        text.push_str(&format!(
+            "rule r{i} {{\n    level = warn  when = fits\n    message = \"naïve ünïcödé\"  helpp = \"x\"\n}}\n{pad}"
+        ));
+    }
+    std::fs::write(dir.join("big.deploy"), &text).unwrap();
+    assert!(text.len() > 900_000);
+
+    let (json, json_time) = run_timed(&dir, &["check", "--format", "json", "big.deploy"], HANG);
+    let (human, human_time) = run_timed(&dir, &["check", "big.deploy"], HANG);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let found = diagnostics(&report);
+    assert_eq!(found.len(), 1800);
+    assert_eq!(human.status.code(), Some(1));
+    let human = stdout(&human);
+    assert!(human.ends_with("1 file: 1800 errors, 0 warnings, 0 notes\n"));
+    // Every report's header has the line and column (in characters) that JSON gives.
+    for diag in found {
+        let header = format!(
+            "[big.deploy:{}:{}]",
+            diag["line"].as_u64().unwrap(),
+            diag["column"].as_u64().unwrap()
+        );
+        assert!(human.contains(&header), "no {header}");
+    }
+    assert_eq!(human.matches("unknown field").count(), 1800);
+    // Quadratic, this was 37 times JSON's time in release; allow a wide margin for noise.
+    assert!(
+        human_time < json_time * 5 + Duration::from_secs(5),
+        "human {human_time:?}, json {json_time:?}"
+    );
+}
+
+#[test]
+fn a_label_past_column_65535_is_drawn_and_placed_at_its_true_column() {
+    let dir = scratch("perf_wide");
+    // A syntax error at the end of a 70,000-character line, and an unknown field after
+    // 70,000 non-ASCII characters (140,000 bytes) on another line.
+    let text = format!(
+        "gpu g extends rtx_4090 {{ price = $1/h }}{}bogus\nrule r {{ level = warn  when = fits  message = \"{}\"  helpp = \"x\" }}\n",
+        " ".repeat(70_000),
+        "é".repeat(70_000)
+    );
+    std::fs::write(dir.join("wide.deploy"), &text).unwrap();
+    let (report, _) = check_json(&dir, "wide.deploy");
+    let (human, _) = run_timed(&dir, &["check", "wide.deploy"], HANG);
+    assert_eq!(human.status.code(), Some(1));
+    let human = stdout(&human);
+    let found = diagnostics(&report);
+    assert!(codes(&report).contains(&"deploy::syntax::unexpected"));
+    for diag in found {
+        let header = format!(
+            "[wide.deploy:{}:{}]",
+            diag["line"].as_u64().unwrap(),
+            diag["column"].as_u64().unwrap()
+        );
+        assert!(human.contains(&header), "no {header} in\n{human}");
+    }
+    let syntax = found
+        .iter()
+        .find(|d| d["code"] == "deploy::syntax::unexpected")
+        .unwrap();
+    assert_eq!(syntax["line"], 1);
+    assert!(syntax["column"].as_u64().unwrap() > 70_000);
+    // Long lines are cut around the label, not printed whole.
+    assert!(human.lines().all(|l| l.chars().count() < 1_000), "{human}");
+    assert!(human.contains("bogus"));
+    assert!(human.contains('…'));
+}
+
+#[test]
+fn sixty_five_thousand_interpolations_are_linear() {
+    let dir = scratch("perf_interp");
+    let message = "{fits}".repeat(65_000);
+    std::fs::write(
+        dir.join("interp.deploy"),
+        format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n    require fits else \"{message}\"\n}}\nrule every_figure {{\n    level = warn\n    when = fits\n    message = \"{message}\"\n}}\n"
+        ),
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "interp.deploy");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(codes(&report), ["deploy::rule::every_figure"]);
+    let shown = diagnostics(&report)[0]["message"].as_str().unwrap();
+    assert_eq!(shown, "true".repeat(65_000));
+}
+
+fn chain(links: usize) -> String {
+    let mut text = String::from("gpu c0 extends rtx_4090 { price = $1/h }\n");
+    for i in 1..links {
+        text.push_str(&format!("gpu c{i} extends c{} {{ }}\n", i - 1));
+    }
+    text
+}
+
+#[test]
+fn an_extends_chain_of_8000_links_is_reported_once_and_checked_in_linear_time() {
+    let dir = scratch("perf_extends");
+    let mut text = chain(8_000);
+    // Entries within the limit inherit the chain's figures; c31 is 32 links from the
+    // start, the last one followed.
+    text.push_str("deployment near {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = c31\n}\n");
+    std::fs::write(dir.join("chain.deploy"), &text).unwrap();
+    let (report, output) = check_json(&dir, "chain.deploy");
+    assert_eq!(output.status.code(), Some(1));
+    let found = diagnostics(&report);
+    assert_eq!(
+        codes(&report),
+        ["deploy::name::extends_too_deep"],
+        "{found:?}"
+    );
+    assert_eq!(found[0]["line"], 33);
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(message.contains("`c32` is 33 `extends` links"), "{message}");
+    assert!(message.contains("the limit is 32"), "{message}");
+    let near = &report["deployments"][0];
+    assert_eq!(near["name"], "near");
+    assert_eq!(near["figures"]["fits"], "true", "{near}");
+    assert_eq!(near["figures"]["cost_per_hour"], "$1.00/h", "{near}");
+}
+
+#[test]
+fn an_extends_chain_of_100000_links_does_not_overflow_the_stack() {
+    let dir = scratch("perf_extends_long");
+    std::fs::write(dir.join("chain.deploy"), chain(100_000)).unwrap();
+    let (report, output) = check_json(&dir, "chain.deploy");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(codes(&report), ["deploy::name::extends_too_deep"]);
+}
+
+#[test]
+fn a_long_extends_cycle_is_reported_on_each_entry() {
+    let dir = scratch("perf_extends_cycle");
+    let mut text = String::new();
+    for i in 0..1_000 {
+        text.push_str(&format!("gpu k{i} extends k{} {{ }}\n", (i + 1) % 1_000));
+    }
+    text.push_str("gpu tail extends k0 { }\n");
+    std::fs::write(dir.join("cycle.deploy"), text).unwrap();
+    let (report, _) = check_json(&dir, "cycle.deploy");
+    let found = diagnostics(&report);
+    assert_eq!(found.len(), 1_000);
+    assert!(
+        codes(&report)
+            .iter()
+            .all(|c| *c == "deploy::name::extends_cycle")
+    );
+    // `tail` is not on the cycle: the entries of the cycle report it.
+    assert!(found.iter().all(|d| d["line"].as_u64().unwrap() <= 1_000));
+}
+
+#[test]
+fn a_one_of_with_30000_values_is_searched_in_linear_time() {
+    let dir = scratch("perf_one_of");
+    let values: Vec<String> = (0..30_000).map(|i| (1_000 + i).to_string()).collect();
+    std::fs::write(
+        dir.join("one_of.deploy"),
+        format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n    context = one_of [{}]\n}}\n",
+            values.join(", ")
+        ),
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "one_of.deploy");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(codes(&report), ["deploy::solve::chosen"]);
+    let message = diagnostics(&report)[0]["message"].as_str().unwrap();
+    assert!(message.contains("of 30000 candidates"), "{message}");
+}
+
+#[test]
+fn an_unknown_name_in_a_require_is_reported_once_and_no_candidate_is_tried() {
+    let dir = scratch("perf_unknown_require");
+    std::fs::write(
+        dir.join("unknown.deploy"),
+        "deployment d {\n    model = glm4_9b\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    gpu = ?\n    count = ?\n    require fits\n    require bogus_name > 3\n}\n",
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "unknown.deploy");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(codes(&report), ["deploy::name::unknown"]);
+    assert_eq!(diagnostics(&report)[0]["line"], 9);
+    let (solve, _) = run_timed(&dir, &["solve", "unknown.deploy"], HANG);
+    assert_eq!(solve.status.code(), Some(1));
+    let text = format!(
+        "{}{}",
+        stdout(&solve),
+        String::from_utf8_lossy(&solve.stderr)
+    );
+    assert!(text.contains("`d` has errors"), "{text}");
+}
+
+#[test]
+fn too_many_candidates_are_refused_before_the_search_with_each_hole_counted() {
+    let dir = scratch("perf_candidates");
+    // 170 bytes, 1,552,320 candidates: searched (31 s, 1.47 GB) before the limit.
+    std::fs::write(
+        dir.join("open.deploy"),
+        "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = ?\n    context = one_of [1k, 2k, 4k]\n}\n",
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "open.deploy");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(codes(&report), ["deploy::solve::too_many_candidates"]);
+    let diag = &diagnostics(&report)[0];
+    let message = diag["message"].as_str().unwrap();
+    assert!(message.contains("the limit is 100000"), "{message}");
+    assert!(message.contains(" × replicas 16 × context 3)"), "{message}");
+    let help = diag["help"].as_str().unwrap();
+    assert!(help.contains("pin `gpu`"), "{help}");
+    let (solve, _) = run_timed(&dir, &["solve", "open.deploy"], HANG);
+    assert_eq!(solve.status.code(), Some(1));
+
+    // A product past what a machine word holds saturates instead of overflowing.
+    let many: Vec<String> = (1..=1_000).map(|i| i.to_string()).collect();
+    let many = many.join(", ");
+    let shares: Vec<String> = (1..=1_000)
+        .map(|i| format!("{}%", i as f64 / 10.0))
+        .collect();
+    let shares = shares.join(", ");
+    std::fs::write(
+        dir.join("huge.deploy"),
+        format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = ?\n    gpu = ?\n    count = one_of [{many}]\n    replicas = one_of [{many}]\n    seqs = one_of [{many}]\n    context = one_of [{many}]\n    kv_cache = ?\n    engine = ?\n    memory_utilization = one_of [{shares}]\n}}\n"
+        ),
+    )
+    .unwrap();
+    let (report, _) = check_json(&dir, "huge.deploy");
+    assert_eq!(codes(&report), ["deploy::solve::too_many_candidates"]);
+    let message = diagnostics(&report)[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("more than "), "{message}");
+}
+
+#[test]
+fn a_long_message_is_rendered_once_per_reported_candidate_not_per_candidate() {
+    let dir = scratch("perf_message_search");
+    // 1,078 candidates, every one evaluated (a written objective), and a rule whose
+    // message has 65,000 interpolations: rendered for each candidate, this took 24 s in
+    // debug.
+    let message = "{fits}".repeat(65_000);
+    std::fs::write(
+        dir.join("search.deploy"),
+        format!(
+            "deployment d {{\n    model = glm4_9b\n    quant = ?\n    gpu = ?\n    maximize decode_tps\n}}\nrule every_figure {{\n    level = warn\n    when = fits\n    message = \"{message}\"\n}}\n"
+        ),
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "search.deploy");
+    assert_eq!(output.status.code(), Some(0));
+    let found = diagnostics(&report);
+    let rule = found
+        .iter()
+        .find(|d| d["code"] == "deploy::rule::every_figure")
+        .expect("the rule fires on the solution");
+    assert_eq!(rule["message"].as_str().unwrap(), "true".repeat(65_000));
+    assert!(codes(&report).contains(&"deploy::solve::chosen"));
+
+    // The misses that are reported still carry their rendered messages.
+    std::fs::write(
+        dir.join("slow.deploy"),
+        "deployment d {\n    model = glm4_9b\n    quant = one_of [Q4_K_M, Q8_0]\n    gpu = one_of [rtx_3090, rtx_4090]\n    require decode_tps >= 500 tok/s else \"too slow at {decode_tps}\"\n}\n",
+    )
+    .unwrap();
+    let (report, _) = check_json(&dir, "slow.deploy");
+    assert_eq!(codes(&report), ["deploy::solve::no_solution"]);
+    let help = diagnostics(&report)[0]["help"].as_str().unwrap();
+    assert_eq!(help.matches("too slow at ").count(), 3, "{help}");
+    assert!(help.contains(" tok/s (decode_tps = "), "{help}");
+}
