@@ -92,6 +92,18 @@ impl Workspace {
         file
     }
 
+    /// Forgets a user file (a closed editor buffer with nothing on disk): files that
+    /// import it see it missing.
+    pub fn remove_file(&mut self, path: &Path) {
+        let path = db::normalize(path);
+        let project = self.db.project();
+        if project.files(&self.db).contains_key(&path) {
+            let mut files = project.files(&self.db).clone();
+            files.remove(&path);
+            project.set_files(&mut self.db).to(files);
+        }
+    }
+
     /// Edits a stdlib file's text (tests of incrementality; a future `--stdlib` flag).
     pub fn set_stdlib_text(&mut self, name: &str, text: String) -> Option<SourceFile> {
         let file = self

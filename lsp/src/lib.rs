@@ -5,12 +5,23 @@
 //! thread over a snapshot of the database, and a newer edit cancels them (salsa raises
 //! `Cancelled`, which is caught). Diagnostics are published only for the version they
 //! were computed for.
+//!
+//! Positions go through a `LineIndex` built once per text (UTF-16 columns, clamped),
+//! so converting a file's diagnostics, tokens or hints is linear in its size. The stdio
+//! transport (`framing`) answers malformed frames with JSON-RPC errors instead of
+//! stopping, and stdlib files for go-to-definition live in a private, checked folder
+//! (`stdlib_files`).
 
 mod convert;
+mod framing;
+mod stdlib_files;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use convert::LineIndex;
+use stdlib_files::StdlibFiles;
 
 use deployfit_compiler::db::{self, SourceFile};
 use deployfit_compiler::{Severity, Workspace, ide};
@@ -21,6 +32,8 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 /// An open document.
 struct Document {
     text: String,
+    /// Built once per text: every position conversion is a binary search.
+    index: Arc<LineIndex>,
     version: i32,
     file: SourceFile,
 }
@@ -64,8 +77,66 @@ struct State {
 pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
-    /// Where stdlib files are written so that a client can open them (go-to-definition).
-    stdlib_dir: PathBuf,
+    /// The private folder stdlib files are written to so that a client can open them
+    /// (go-to-definition), made on first use; `None` when none can be had.
+    stdlib_files: OnceLock<Option<StdlibFiles>>,
+}
+
+/// The files one request or publication names, each resolved once: its URI and its
+/// text's line index (so that converting many spans stays linear).
+struct Files<'a> {
+    backend: &'a Backend,
+    state: &'a State,
+    uris: HashMap<PathBuf, Option<Uri>>,
+    indexes: HashMap<PathBuf, Option<Arc<LineIndex>>>,
+}
+
+impl<'a> Files<'a> {
+    fn new(backend: &'a Backend, state: &'a State) -> Files<'a> {
+        Files {
+            backend,
+            state,
+            uris: HashMap::new(),
+            indexes: HashMap::new(),
+        }
+    }
+
+    fn uri(&mut self, path: &Path) -> Option<Uri> {
+        if let Some(uri) = self.uris.get(path) {
+            return uri.clone();
+        }
+        let uri = self.backend.uri_of(self.state, path);
+        self.uris.insert(path.to_path_buf(), uri.clone());
+        uri
+    }
+
+    fn range(&mut self, path: &Path, span: deployfit_compiler::span::Span) -> Option<Range> {
+        let index = match self.indexes.get(path) {
+            Some(index) => index.clone(),
+            None => {
+                let index = self
+                    .state
+                    .documents
+                    .values()
+                    .find(|d| d.file.path(self.state.workspace.db()) == path)
+                    .map(|d| d.index.clone())
+                    .or_else(|| {
+                        let text = self.state.workspace.source(path)?;
+                        Some(Arc::new(LineIndex::new(&text)))
+                    });
+                self.indexes.insert(path.to_path_buf(), index.clone());
+                index
+            }
+        }?;
+        Some(index.range(span.start as usize, span.end as usize))
+    }
+
+    fn location(&mut self, path: &Path, span: deployfit_compiler::span::Span) -> Option<Location> {
+        Some(Location {
+            range: self.range(path, span)?,
+            uri: self.uri(path)?,
+        })
+    }
 }
 
 /// The path a document is known by: its file path, or its URI for unsaved buffers.
@@ -77,15 +148,13 @@ fn path_of(uri: &Uri) -> PathBuf {
 
 impl Backend {
     pub fn new(client: Client) -> Backend {
-        let stdlib_dir =
-            std::env::temp_dir().join(format!("deployfit-stdlib-{}", env!("CARGO_PKG_VERSION")));
         Backend {
             client,
             state: Arc::new(Mutex::new(State {
                 workspace: Workspace::new(),
                 documents: HashMap::new(),
             })),
-            stdlib_dir,
+            stdlib_files: OnceLock::new(),
         }
     }
 
@@ -109,6 +178,7 @@ impl Backend {
         state.documents.insert(
             uri.clone(),
             Document {
+                index: Arc::new(LineIndex::new(&text)),
                 text,
                 version,
                 file,
@@ -138,60 +208,17 @@ impl Backend {
                 return;
             }
             let path = path_of(&uri);
+            let index = document.index.clone();
+            let mut files = Files::new(self, &state);
             diagnostics
                 .into_iter()
                 .filter(|d| d.location.file == path)
-                .map(|d| self.to_lsp(&state, &document.text, d))
+                .map(|d| to_lsp(&mut files, &index, d))
                 .collect::<Vec<_>>()
         };
         self.client
             .publish_diagnostics(uri, converted, Some(version))
             .await;
-    }
-
-    fn to_lsp(&self, state: &State, text: &str, d: deployfit_compiler::Diagnostic) -> Diagnostic {
-        let range = convert::range(
-            text,
-            d.location.span.start as usize,
-            d.location.span.end as usize,
-        );
-        let related = d
-            .labels
-            .iter()
-            .filter_map(|label| {
-                let uri = self.uri_of(state, &label.location.file)?;
-                let source = state.workspace.source(&label.location.file)?;
-                Some(DiagnosticRelatedInformation {
-                    location: Location {
-                        uri,
-                        range: convert::range(
-                            &source,
-                            label.location.span.start as usize,
-                            label.location.span.end as usize,
-                        ),
-                    },
-                    message: label.message.clone(),
-                })
-            })
-            .collect::<Vec<_>>();
-        let mut message = d.message.clone();
-        if let Some(help) = &d.help {
-            message.push_str("\nhelp: ");
-            message.push_str(help);
-        }
-        Diagnostic {
-            range,
-            severity: Some(match d.severity {
-                Severity::Error => DiagnosticSeverity::ERROR,
-                Severity::Warning => DiagnosticSeverity::WARNING,
-                Severity::Info => DiagnosticSeverity::INFORMATION,
-            }),
-            code: Some(NumberOrString::String(d.code.clone())),
-            source: Some("deployfit".into()),
-            message,
-            related_information: (!related.is_empty()).then_some(related),
-            ..Diagnostic::default()
-        }
     }
 
     /// The URI of a path the compiler names: an open document, a file on disk, or a stdlib
@@ -202,14 +229,10 @@ impl Backend {
         }
         let is_stdlib = db::STDLIB.iter().any(|(p, _)| Path::new(p) == path);
         if is_stdlib {
-            let name = path.file_name()?;
-            let target = self.stdlib_dir.join(name);
-            if !target.exists() {
-                let text = state.workspace.source(path)?;
-                std::fs::create_dir_all(&self.stdlib_dir).ok()?;
-                std::fs::write(&target, text.as_bytes()).ok()?;
-            }
-            return Uri::from_file_path(target);
+            let name = path.file_name()?.to_str()?;
+            let text = state.workspace.source(path)?;
+            let files = self.stdlib_files.get_or_init(StdlibFiles::new).as_ref()?;
+            return Uri::from_file_path(files.file(name, &text)?);
         }
         let absolute = if path.is_absolute() {
             path.to_path_buf()
@@ -223,12 +246,11 @@ impl Backend {
     fn with_document<T>(
         &self,
         uri: &Uri,
-        f: impl FnOnce(&State, SourceFile, &str) -> Option<T>,
+        f: impl FnOnce(&State, SourceFile, &str, &LineIndex) -> Option<T>,
     ) -> Option<T> {
         let state = self.lock();
         let document = state.documents.get(uri)?;
-        let (file, text) = (document.file, document.text.clone());
-        f(&state, file, &text)
+        f(&state, document.file, &document.text, &document.index)
     }
     /// Applies incremental changes in order and publishes the document's diagnostics.
     async fn change(&self, params: DidChangeTextDocumentParams) {
@@ -253,39 +275,105 @@ impl Backend {
 
     /// Re-publishes the diagnostics of the other open documents that import `uri`.
     async fn republish_importers(&self, uri: &Uri) {
-        let work: Vec<(Uri, i32, db::Database, SourceFile)> = {
+        let importers = {
             let state = self.lock();
             let Some(changed) = state.documents.get(uri).map(|d| d.file) else {
                 return;
             };
+            importers(&state, changed, uri)
+        };
+        self.republish(importers).await;
+    }
+
+    /// Re-publishes the diagnostics of open documents, at their current versions.
+    async fn republish(&self, uris: Vec<Uri>) {
+        let work: Vec<(Uri, i32, db::Database, SourceFile)> = {
+            let state = self.lock();
             let snapshot = state.workspace.db();
-            state
-                .documents
-                .iter()
-                .filter(|(other, document)| {
-                    *other != uri && db::reachable(snapshot, document.file).contains(&changed)
-                })
-                .map(|(other, document)| {
-                    (
-                        other.clone(),
-                        document.version,
-                        snapshot.clone(),
-                        document.file,
-                    )
+            uris.into_iter()
+                .filter_map(|uri| {
+                    let document = state.documents.get(&uri)?;
+                    Some((uri, document.version, snapshot.clone(), document.file))
                 })
                 .collect()
         };
-        for (other, version, snapshot, file) in work {
-            self.publish(other, version, snapshot, file).await;
+        for (uri, version, snapshot, file) in work {
+            self.publish(uri, version, snapshot, file).await;
         }
     }
 }
 
+/// The open documents other than `except` that import `changed`, directly or not.
+fn importers(state: &State, changed: SourceFile, except: &Uri) -> Vec<Uri> {
+    let snapshot = state.workspace.db();
+    state
+        .documents
+        .iter()
+        .filter(|(other, document)| {
+            *other != except && db::reachable(snapshot, document.file).contains(&changed)
+        })
+        .map(|(other, _)| other.clone())
+        .collect()
+}
+
+/// After a buffer is closed, its file is what is on disk again (read through the
+/// workspace, with its checks), or is forgotten when there is none: an unsaved edit
+/// must not outlive its buffer in the files that import it.
+fn revert_to_disk(workspace: &mut Workspace, file: SourceFile, uri: &Uri) {
+    if let Some(path) = uri.to_file_path()
+        && workspace.load(&path).is_ok_and(|loaded| loaded == file)
+    {
+        return;
+    }
+    let path = file.path(workspace.db()).clone();
+    workspace.remove_file(&path);
+}
+
+/// A compiler diagnostic as LSP's: ranges through line indexes built once per file.
+fn to_lsp(
+    files: &mut Files<'_>,
+    index: &LineIndex,
+    d: deployfit_compiler::Diagnostic,
+) -> Diagnostic {
+    let range = index.range(d.location.span.start as usize, d.location.span.end as usize);
+    let related = d
+        .labels
+        .iter()
+        .filter_map(|label| {
+            Some(DiagnosticRelatedInformation {
+                location: files.location(&label.location.file, label.location.span)?,
+                message: label.message.clone(),
+            })
+        })
+        .collect::<Vec<_>>();
+    let mut message = d.message.clone();
+    if let Some(help) = &d.help {
+        message.push_str("\nhelp: ");
+        message.push_str(help);
+    }
+    Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Info => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(d.code.clone())),
+        source: Some("deployfit".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..Diagnostic::default()
+    }
+}
+
+/// Applies one change; a range from the client is clamped into the text (never a panic,
+/// whatever the positions).
 fn apply_change(text: &mut String, change: TextDocumentContentChangeEvent) {
     match change.range {
         Some(range) => {
-            let start = convert::offset(text, range.start);
-            let end = convert::offset(text, range.end).max(start);
+            let index = LineIndex::new(text);
+            let start = index.offset(range.start);
+            let end = index.offset(range.end).max(start);
             text.replace_range(start..end, &change.text);
         }
         None => *text = change.text,
@@ -313,7 +401,10 @@ impl LanguageServer for Backend {
                 document_symbol_provider: Some(OneOf::Left(true)),
                 document_formatting_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
-                rename_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                 code_lens_provider: Some(CodeLensOptions {
                     resolve_provider: Some(false),
@@ -359,28 +450,34 @@ impl LanguageServer for Backend {
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        self.lock().documents.remove(&params.text_document.uri);
-        self.client
-            .publish_diagnostics(params.text_document.uri, Vec::new(), None)
-            .await;
+        let uri = params.text_document.uri;
+        let importers = {
+            let mut state = self.lock();
+            match state.documents.remove(&uri) {
+                Some(document) => {
+                    let importers = importers(&state, document.file, &uri);
+                    revert_to_disk(&mut state.workspace, document.file, &uri);
+                    importers
+                }
+                None => Vec::new(),
+            }
+        };
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        self.republish(importers).await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let position = params.text_document_position_params;
         Ok(
-            self.with_document(&position.text_document.uri, |state, file, text| {
-                let offset = convert::offset(text, position.position);
+            self.with_document(&position.text_document.uri, |state, file, _, index| {
+                let offset = index.offset(position.position);
                 let hover = ide::hover(state.workspace.db(), file, offset)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: MarkupKind::Markdown,
                         value: hover.markdown,
                     }),
-                    range: Some(convert::range(
-                        text,
-                        hover.span.start as usize,
-                        hover.span.end as usize,
-                    )),
+                    range: Some(index.range(hover.span.start as usize, hover.span.end as usize)),
                 })
             }),
         )
@@ -389,8 +486,8 @@ impl LanguageServer for Backend {
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let position = params.text_document_position;
         Ok(
-            self.with_document(&position.text_document.uri, |state, file, text| {
-                let offset = convert::offset(text, position.position);
+            self.with_document(&position.text_document.uri, |state, file, _, index| {
+                let offset = index.offset(position.position);
                 let items = ide::completions(state.workspace.db(), file, offset)
                     .into_iter()
                     .map(|c| CompletionItem {
@@ -418,31 +515,23 @@ impl LanguageServer for Backend {
     ) -> Result<Option<GotoDefinitionResponse>> {
         let position = params.text_document_position_params;
         Ok(
-            self.with_document(&position.text_document.uri, |state, file, text| {
-                let offset = convert::offset(text, position.position);
+            self.with_document(&position.text_document.uri, |state, file, _, index| {
+                let offset = index.offset(position.position);
                 let target = ide::definition(state.workspace.db(), file, offset)?;
-                let uri = self.uri_of(state, &target.path)?;
-                let source = state.workspace.source(&target.path)?;
-                Some(GotoDefinitionResponse::Scalar(Location {
-                    uri,
-                    range: convert::range(
-                        &source,
-                        target.span.start as usize,
-                        target.span.end as usize,
-                    ),
-                }))
+                let location = Files::new(self, state).location(&target.path, target.span)?;
+                Some(GotoDefinitionResponse::Scalar(location))
             }),
         )
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         Ok(
-            self.with_document(&params.text_document.uri, |state, file, text| {
+            self.with_document(&params.text_document.uri, |state, file, _, index| {
                 Some(
                     ide::inlay_hints(state.workspace.db(), file)
                         .into_iter()
                         .map(|hint| InlayHint {
-                            position: convert::position(text, hint.offset as usize),
+                            position: index.position(hint.offset as usize),
                             label: InlayHintLabel::String(format!(" {}", hint.label)),
                             kind: None,
                             text_edits: None,
@@ -462,7 +551,7 @@ impl LanguageServer for Backend {
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
         Ok(
-            self.with_document(&params.text_document.uri, |state, file, text| {
+            self.with_document(&params.text_document.uri, |state, file, _, index| {
                 #[allow(deprecated)]
                 let symbols = ide::symbols(state.workspace.db(), file)
                     .into_iter()
@@ -478,12 +567,9 @@ impl LanguageServer for Backend {
                         },
                         tags: None,
                         deprecated: None,
-                        range: convert::range(text, s.span.start as usize, s.span.end as usize),
-                        selection_range: convert::range(
-                            text,
-                            s.name_span.start as usize,
-                            s.name_span.end as usize,
-                        ),
+                        range: index.range(s.span.start as usize, s.span.end as usize),
+                        selection_range: index
+                            .range(s.name_span.start as usize, s.name_span.end as usize),
                         children: None,
                     })
                     .collect();
@@ -495,24 +581,14 @@ impl LanguageServer for Backend {
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         let position = params.text_document_position;
         Ok(
-            self.with_document(&position.text_document.uri, |state, file, text| {
-                let offset = convert::offset(text, position.position);
+            self.with_document(&position.text_document.uri, |state, file, _, index| {
+                let offset = index.offset(position.position);
                 let targets = ide::references(state.workspace.db(), file, offset);
+                let mut files = Files::new(self, state);
                 Some(
                     targets
                         .into_iter()
-                        .filter_map(|t| {
-                            let uri = self.uri_of(state, &t.path)?;
-                            let source = state.workspace.source(&t.path)?;
-                            Some(Location {
-                                uri,
-                                range: convert::range(
-                                    &source,
-                                    t.span.start as usize,
-                                    t.span.end as usize,
-                                ),
-                            })
-                        })
+                        .filter_map(|t| files.location(&t.path, t.span))
                         .collect(),
                 )
             }),
@@ -521,23 +597,18 @@ impl LanguageServer for Backend {
 
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
         let position = params.text_document_position;
-        let outcome = self.with_document(&position.text_document.uri, |state, file, text| {
-            let offset = convert::offset(text, position.position);
+        let outcome = self.with_document(&position.text_document.uri, |state, file, _, index| {
+            let offset = index.offset(position.position);
             Some(
                 ide::rename(state.workspace.db(), file, offset, &params.new_name).map(|targets| {
                     let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+                    let mut files = Files::new(self, state);
                     for t in targets {
-                        let (Some(uri), Some(source)) =
-                            (self.uri_of(state, &t.path), state.workspace.source(&t.path))
-                        else {
+                        let Some(Location { uri, range }) = files.location(&t.path, t.span) else {
                             continue;
                         };
                         changes.entry(uri).or_default().push(TextEdit {
-                            range: convert::range(
-                                &source,
-                                t.span.start as usize,
-                                t.span.end as usize,
-                            ),
+                            range,
                             new_text: params.new_name.clone(),
                         });
                     }
@@ -555,23 +626,50 @@ impl LanguageServer for Backend {
         }
     }
 
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let outcome = self.with_document(&params.text_document.uri, |state, file, _, index| {
+            let offset = index.offset(params.position);
+            Some(
+                ide::prepare_rename(state.workspace.db(), file, offset).map(|span| {
+                    PrepareRenameResponse::Range(
+                        index.range(span.start as usize, span.end as usize),
+                    )
+                }),
+            )
+        });
+        match outcome {
+            Some(Ok(range)) => Ok(Some(range)),
+            Some(Err(message)) => Err(tower_lsp_server::jsonrpc::Error::invalid_params(message)),
+            None => Ok(None),
+        }
+    }
+
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
         Ok(
-            self.with_document(&params.text_document.uri, |state, file, text| {
+            self.with_document(&params.text_document.uri, |state, file, _, index| {
                 let mut data = Vec::new();
                 let (mut line, mut character) = (0u32, 0u32);
+                // Tokens come in source order; each conversion is a binary search.
                 for token in ide::semantic_tokens(state.workspace.db(), file) {
-                    let start = convert::position(text, token.start as usize);
-                    let end = convert::position(text, (token.start + token.len) as usize);
+                    let start = index.position(token.start as usize);
+                    let end = index.position(token.start as usize + token.len as usize);
                     if end.line != start.line {
                         continue;
                     }
-                    let delta_line = start.line - line;
+                    let Some(delta_line) = start.line.checked_sub(line) else {
+                        continue;
+                    };
                     let delta_start = if delta_line == 0 {
-                        start.character - character
+                        match start.character.checked_sub(character) {
+                            Some(delta) => delta,
+                            None => continue,
+                        }
                     } else {
                         start.character
                     };
@@ -594,9 +692,9 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri;
-        Ok(self.with_document(&uri, |state, file, text| {
-            let start = convert::offset(text, params.range.start);
-            let end = convert::offset(text, params.range.end);
+        Ok(self.with_document(&uri, |state, file, _, index| {
+            let start = index.offset(params.range.start);
+            let end = index.offset(params.range.end);
             let span = deployfit_compiler::span::Span::new(start, end);
             let actions = ide::code_actions(state.workspace.db(), file, span)
                 .into_iter()
@@ -605,7 +703,7 @@ impl LanguageServer for Backend {
                         .edits
                         .into_iter()
                         .map(|(span, new_text)| TextEdit {
-                            range: convert::range(text, span.start as usize, span.end as usize),
+                            range: index.range(span.start as usize, span.end as usize),
                             new_text,
                         })
                         .collect();
@@ -626,10 +724,10 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let uri = params.text_document.uri;
-        Ok(self.with_document(&uri, |state, file, text| {
+        Ok(self.with_document(&uri, |state, file, _, index| {
             let mut lenses = Vec::new();
             for (name, span, holes) in ide::deployments(state.workspace.db(), file) {
-                let range = convert::range(text, span.start as usize, span.end as usize);
+                let range = index.range(span.start as usize, span.end as usize);
                 let arguments = Some(vec![
                     LSPAny::String(uri.as_str().to_string()),
                     LSPAny::String(name.clone()),
@@ -677,7 +775,7 @@ impl LanguageServer for Backend {
                 "not a URI",
             ));
         };
-        let output = self.with_document(&uri, |state, file, _| match params.command.as_str() {
+        let output = self.with_document(&uri, |state, file, _, _| match params.command.as_str() {
             EXPLAIN => ide::explain_markdown(state.workspace.db(), file, &name),
             SOLVE => ide::solve_summary(state.workspace.db(), file, &name),
             _ => None,
@@ -695,13 +793,15 @@ impl LanguageServer for Backend {
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        Ok(self.with_document(&params.text_document.uri, |_, _, text| {
-            let formatted = deployfit_compiler::fmt::format(text).ok()?;
-            Some(vec![TextEdit {
-                range: convert::range(text, 0, text.len()),
-                new_text: formatted,
-            }])
-        }))
+        Ok(
+            self.with_document(&params.text_document.uri, |_, _, text, index| {
+                let formatted = deployfit_compiler::fmt::format(text).ok()?;
+                Some(vec![TextEdit {
+                    range: index.range(0, text.len()),
+                    new_text: formatted,
+                }])
+            }),
+        )
     }
 }
 
@@ -712,9 +812,10 @@ pub fn run_stdio() -> std::io::Result<()> {
         .build()?;
     runtime.block_on(async {
         let (service, socket) = LspService::new(Backend::new);
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-            .serve(service)
+        framing::serve_stdio(|input, output| Server::new(input, output, socket).serve(service))
             .await;
     });
+    // The filter thread may still be blocked on stdin: do not wait for it.
+    runtime.shutdown_background();
     Ok(())
 }

@@ -61,15 +61,25 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-/// The identifier around `offset` and its span.
-fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
-    let offset = offset.min(text.len());
-    if !text.is_char_boundary(offset) {
-        return None;
+/// `offset` clamped into `text` and moved back to the start of the character it is in:
+/// every offset this module slices at goes through here (offsets come from clients).
+fn floor_boundary(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
     }
+    offset
+}
+
+/// The identifier around `offset` and its span. Identifiers are ASCII (the grammar's
+/// `ident`), so a non-ASCII letter ends a word like any other non-identifier character.
+fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
+    let offset = floor_boundary(text, offset);
     let start = text[..offset]
-        .rfind(|c: char| !is_ident(c))
-        .map(|i| i + 1)
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !is_ident(*c))
+        .map(|(i, c)| i + c.len_utf8())
         .unwrap_or(0);
     let end = text[offset..]
         .find(|c: char| !is_ident(c))
@@ -78,9 +88,54 @@ fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
     (start < end).then(|| (text[start..end].to_string(), Span::new(start, end)))
 }
 
+/// Words that a name may not be: the grammar's keywords, the declaration kinds and the
+/// boolean literals (`rename` refuses them: `not`, `and`, `one_of` … would break the file).
+pub const RESERVED: &[&str] = &[
+    "import",
+    "extends",
+    "require",
+    "else",
+    "minimize",
+    "maximize",
+    "one_of",
+    "and",
+    "or",
+    "not",
+    "gpu",
+    "model",
+    "quant",
+    "kv",
+    "engine",
+    "rule",
+    "deployment",
+    "true",
+    "false",
+];
+
+/// Whether `name` is a valid new name: the grammar's `ident` and not a reserved word.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let is_ident_syntax = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(is_ident);
+    if !is_ident_syntax {
+        let shown: String = name.chars().take(64).collect();
+        return Err(format!(
+            "`{shown}` is not a name: ASCII letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    if RESERVED.contains(&name) {
+        return Err(format!(
+            "`{name}` is a reserved word of the language; choose another name"
+        ));
+    }
+    Ok(())
+}
+
 /// The field whose value the line at `offset` is: `gpu = rtx_3…` → `gpu`.
 fn field_of_line(text: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(text.len());
+    let offset = floor_boundary(text, offset);
     let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let line = &text[line_start..offset];
     let (name, _) = line.split_once('=')?;
@@ -96,7 +151,13 @@ fn enclosing_kind(
     offset: usize,
 ) -> Option<(DeclKind, Option<DeclKey<'_>>)> {
     let parsed = db::parse(db, file);
-    for (index, placed) in parsed.decls.iter().enumerate() {
+    // Declarations are in source order: a binary search, not a scan (`references` asks
+    // this once per occurrence of a name).
+    let after = parsed
+        .decls
+        .partition_point(|placed| placed.offset as usize <= offset);
+    for index in after.saturating_sub(2)..after {
+        let placed = &parsed.decls[index];
         let start = placed.offset as usize;
         let end = start + placed.decl.span.len();
         if (start..=end).contains(&offset) {
@@ -105,7 +166,7 @@ fn enclosing_kind(
         }
     }
     let text = file.text(db);
-    let before = &text[..offset.min(text.len())];
+    let before = &text[..floor_boundary(text, offset)];
     for line in before.lines().rev() {
         let trimmed = line.trim_start();
         if let Some(word) = trimmed.split_whitespace().next()
@@ -281,11 +342,9 @@ fn reference_at<'db>(
     let text = file.text(db);
     let (word, span) = word_at(text, offset)?;
     let scope = db::scope(db, file);
-    let line_start = text[..span.start as usize]
-        .rfind('\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let before = text[line_start..span.start as usize].trim_end();
+    // Only the whitespace before the word is looked at (not its whole line): the cost of
+    // a lookup stays independent of the line's length (`references` makes many).
+    let before = text[..span.start as usize].trim_end();
     let context_kind = enclosing_kind(db, file, offset).map(|(k, _)| k);
     // `extends NAME` names an entry of the declaration's own kind.
     let kind = if before.ends_with("extends") {
@@ -334,10 +393,7 @@ pub fn hover(db: &dyn Db, file: SourceFile, offset: usize) -> Option<Hover> {
 
 pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completion> {
     let text = file.text(db);
-    let offset = offset.min(text.len());
-    if !text.is_char_boundary(offset) {
-        return Vec::new();
-    }
+    let offset = floor_boundary(text, offset);
     let scope = db::scope(db, file);
     let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let line = &text[line_start..offset];
@@ -565,17 +621,26 @@ pub fn rename(
     offset: usize,
     new_name: &str,
 ) -> Result<Vec<Target>, String> {
-    let valid = new_name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && new_name.chars().all(is_ident);
-    if !valid {
-        return Err(format!(
-            "`{new_name}` is not a name: letters, digits and `_`, not starting with a digit"
-        ));
+    check_name(new_name)?;
+    let (_, kind, _) = renamable_at(db, file, offset)?;
+    if db::scope(db, file).lookup(kind, new_name).is_some() {
+        return Err(format!("{} `{new_name}` already exists", kind.describe()));
     }
-    let Some((_, _, kind, key)) = reference_at(db, file, offset) else {
+    let edits = references(db, file, offset);
+    Ok(edits.into_iter().filter(|t| !t.is_stdlib).collect())
+}
+
+/// The name at `offset` if it can be renamed (LSP `prepareRename`): its span, or why not.
+pub fn prepare_rename(db: &dyn Db, file: SourceFile, offset: usize) -> Result<Span, String> {
+    renamable_at(db, file, offset).map(|(span, _, _)| span)
+}
+
+fn renamable_at<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+    offset: usize,
+) -> Result<(Span, DeclKind, DeclKey<'db>), String> {
+    let Some((_, span, kind, key)) = reference_at(db, file, offset) else {
         return Err("there is no name here".into());
     };
     if key.file(db).is_stdlib(db) {
@@ -586,11 +651,7 @@ pub fn rename(
             key.name(db)
         ));
     }
-    if db::scope(db, file).lookup(kind, new_name).is_some() {
-        return Err(format!("{} `{new_name}` already exists", kind.describe()));
-    }
-    let edits = references(db, file, offset);
-    Ok(edits.into_iter().filter(|t| !t.is_stdlib).collect())
+    Ok((span, kind, key))
 }
 
 /// Token classes for semantic highlighting.
