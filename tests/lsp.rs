@@ -2,126 +2,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+mod lsp_support;
 
+use lsp_support::{Session, assert_fresh_check, position_of};
 use serde_json::{Value, json};
-
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: i64,
-}
-
-impl Session {
-    fn start() -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_deployfit"))
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("deployfit lsp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut session = Session {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let init = session.request("initialize", json!({ "capabilities": {} }));
-        assert!(init["capabilities"]["hoverProvider"].as_bool().unwrap());
-        session.notify("initialized", json!({}));
-        session
-    }
-
-    fn send(&mut self, message: Value) {
-        let body = serde_json::to_vec(&message).unwrap();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        self.stdin.write_all(&body).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn receive(&mut self) -> Value {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            self.stdout.read_line(&mut line).expect("a header line");
-            assert!(!line.is_empty(), "the server closed its output");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length: ") {
-                length = value.parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        self.stdout.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
-    }
-
-    /// Sends a request and returns its result, setting aside notifications.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        loop {
-            let message = self.receive();
-            if message["id"] == id {
-                assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
-            }
-        }
-    }
-
-    /// Sends a request and returns the whole response, error included.
-    fn request_message(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        loop {
-            let message = self.receive();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// The next publishDiagnostics for `uri` at `version`.
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        loop {
-            let message = self.receive();
-            if message["method"] == "textDocument/publishDiagnostics"
-                && message["params"]["uri"] == uri
-                && message["params"]["version"] == version
-            {
-                return message["params"]["diagnostics"].as_array().unwrap().clone();
-            }
-        }
-    }
-
-    fn open(&mut self, uri: &str, text: &str) -> Vec<Value> {
-        self.notify(
-            "textDocument/didOpen",
-            json!({ "textDocument": { "uri": uri, "languageId": "deploy", "version": 1, "text": text } }),
-        );
-        self.diagnostics(uri, 1)
-    }
-
-    fn finish(mut self) {
-        assert_eq!(self.request("shutdown", Value::Null), Value::Null);
-        self.notify("exit", Value::Null);
-        let status = self.child.wait().unwrap();
-        assert_eq!(status.code(), Some(0));
-    }
-}
 
 /// The labels of a completion response.
 fn labels_of(completion: &Value) -> Vec<&str> {
@@ -227,14 +111,6 @@ impl Lcg {
     }
 }
 
-fn position_of(text: &str, offset: usize) -> Value {
-    let before = &text[..offset];
-    let line = before.matches('\n').count();
-    let start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let character: usize = before[start..].chars().map(char::len_utf16).sum();
-    json!({ "line": line, "character": character })
-}
-
 /// After any sequence of incremental edits, the published diagnostics equal a check of
 /// the final text from scratch.
 #[test]
@@ -278,32 +154,13 @@ fn edits_converge_to_a_fresh_check() {
             json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "range": range, "text": insert }] }),
         );
         if round % 40 == 39 {
-            let published = session.diagnostics(uri, version);
-            let mut fresh = deployfit_compiler::Workspace::new();
-            let file = fresh.set_file(
-                std::path::Path::new("/tmp/deployfit-lsp-test/edits.deploy"),
-                text.clone(),
+            let published = session.diagnostics(uri, Some(version));
+            assert_fresh_check(
+                &published,
+                "/tmp/deployfit-lsp-test/edits.deploy",
+                &text,
+                &format!("after {} edits", round + 1),
             );
-            let expected: Vec<(String, Value)> = fresh
-                .check(file)
-                .into_iter()
-                .map(|d| {
-                    (
-                        d.code.clone(),
-                        position_of(&text, d.location.span.start as usize),
-                    )
-                })
-                .collect();
-            let got: Vec<(String, Value)> = published
-                .iter()
-                .map(|d| {
-                    (
-                        d["code"].as_str().unwrap().to_string(),
-                        d["range"]["start"].clone(),
-                    )
-                })
-                .collect();
-            assert_eq!(got, expected, "after {} edits:\n{text}", round + 1);
         }
     }
     session.finish();
@@ -430,7 +287,7 @@ fn hostile_requests_do_not_crash_the_server() {
         "textDocument/didChange",
         json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": "deployment half {\n    model = glm4_9b\n    gpu = " }] }),
     );
-    let diagnostics = session.diagnostics(uri, 2);
+    let diagnostics = session.diagnostics(uri, Some(2));
     assert!(!diagnostics.is_empty());
     let completion = session.request("textDocument/completion", at(2, 10, uri));
     let labels = labels_of(&completion);
@@ -441,7 +298,7 @@ fn hostile_requests_do_not_crash_the_server() {
 #[test]
 fn a_client_that_disconnects_ends_the_server() {
     let mut session = Session::start();
-    drop(session.stdin);
+    drop(session.stdin.take());
     let status = session.child.wait().unwrap();
     assert!(
         status.code().is_some(),
@@ -463,14 +320,14 @@ fn imports_across_open_buffers() {
         "textDocument/didOpen",
         json!({ "textDocument": { "uri": a, "languageId": "deploy", "version": 1, "text": "gpu my_card extends rtx_3090 {\n    price = $0.20/h\n}\n" } }),
     );
-    let after = session.diagnostics(b, 1);
+    let after = session.diagnostics(b, Some(1));
     assert!(after.is_empty(), "{after:?}");
     // Renaming the card in the imported buffer breaks the importer, which is re-published.
     session.notify(
         "textDocument/didChange",
         json!({ "textDocument": { "uri": a, "version": 2 }, "contentChanges": [{ "text": "gpu other_card extends rtx_3090 {\n}\n" }] }),
     );
-    let broken = session.diagnostics(b, 1);
+    let broken = session.diagnostics(b, Some(1));
     assert_eq!(broken[0]["code"], "deploy::name::unknown");
     session.finish();
 }

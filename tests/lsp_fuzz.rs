@@ -14,7 +14,7 @@ mod lsp_support;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use lsp_support::{Session, position_of};
+use lsp_support::{Session, assert_fresh_check, position_of};
 use serde_json::{Value, json};
 
 /// xorshift64*: tiny, deterministic, no dependency.
@@ -383,33 +383,11 @@ fn fuzz(seed: u64, steps: usize) -> Stats {
         json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }, "text": "" }] }),
     );
     let published = session.diagnostics(uri, Some(version));
-    let mut fresh = deployfit_compiler::Workspace::new();
-    let file = fresh.set_file(
-        std::path::Path::new("/tmp/deployfit-lsp-fuzz/fuzz.deploy"),
-        text.clone(),
-    );
-    let expected: Vec<(String, Value)> = fresh
-        .check(file)
-        .into_iter()
-        .map(|d| {
-            (
-                d.code.clone(),
-                position_of(&text, d.location.span.start as usize),
-            )
-        })
-        .collect();
-    let got: Vec<(String, Value)> = published
-        .iter()
-        .map(|d| {
-            (
-                d["code"].as_str().unwrap().to_string(),
-                d["range"]["start"].clone(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        got, expected,
-        "seed {seed}: the server's text diverged:\n{text}"
+    assert_fresh_check(
+        &published,
+        "/tmp/deployfit-lsp-fuzz/fuzz.deploy",
+        &text,
+        &format!("seed {seed}: the server's text diverged"),
     );
     let symbols = session.request(
         "textDocument/documentSymbol",

@@ -205,6 +205,33 @@ pub fn position_of(text: &str, offset: usize) -> Value {
     json!({ "line": line, "character": character })
 }
 
+/// Asserts that published diagnostics equal a fresh check of `text` (codes and start
+/// positions): the server holds the text the client believes it has.
+pub fn assert_fresh_check(published: &[Value], path: &str, text: &str, context: &str) {
+    let mut fresh = deployfit_compiler::Workspace::new();
+    let file = fresh.set_file(Path::new(path), text.to_string());
+    let expected: Vec<(String, Value)> = fresh
+        .check(file)
+        .into_iter()
+        .map(|d| {
+            (
+                d.code.clone(),
+                position_of(text, d.location.span.start as usize),
+            )
+        })
+        .collect();
+    let got: Vec<(String, Value)> = published
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["range"]["start"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected, "{context}:\n{text}");
+}
+
 /// A file URI for a path.
 pub fn uri_of(path: &Path) -> String {
     format!("file://{}", path.display())

@@ -2,6 +2,7 @@
 
 use pest::error::{ErrorVariant, InputLocation};
 
+use super::lower::comment_start;
 use super::{Rule, SyntaxError};
 use crate::span::Span;
 
@@ -76,23 +77,6 @@ fn before_comments(text: &str) -> &str {
             None => return before,
         }
     }
-}
-
-/// Where a `//` comment starts in one line, outside string literals.
-fn comment_start(line: &str) -> Option<usize> {
-    let bytes = line.as_bytes();
-    let mut in_string = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if in_string => i += 1,
-            b'"' => in_string = !in_string,
-            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 fn is_word_char(c: char) -> bool {

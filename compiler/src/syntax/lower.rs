@@ -514,7 +514,7 @@ fn trim_end(text: &str, start: usize, mut end: usize) -> usize {
 }
 
 /// Where a `//` comment starts in one line, outside string literals.
-fn comment_start(line: &str) -> Option<usize> {
+pub(super) fn comment_start(line: &str) -> Option<usize> {
     let bytes = line.as_bytes();
     let mut in_string = false;
     let mut i = 0;
