@@ -58,6 +58,14 @@ impl LineIndex {
         LineIndex { starts }
     }
 
+    /// The byte offset where the line holding `offset` starts.
+    pub fn line_start(&self, offset: usize) -> usize {
+        let line = self
+            .starts
+            .partition_point(|start| *start as usize <= offset);
+        self.starts[line.max(1) - 1] as usize
+    }
+
     /// 1-based line and column (in characters) of a byte offset in `text`.
     pub fn line_col(&self, text: &str, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(text.len());

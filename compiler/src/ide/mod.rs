@@ -134,9 +134,12 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The field whose value the line at `offset` is: `gpu = rtx_3…` → `gpu`.
-fn field_of_line(text: &str, offset: usize) -> Option<String> {
+fn field_of_line(db: &dyn Db, file: SourceFile, offset: usize) -> Option<String> {
+    let text = file.text(db);
     let offset = floor_boundary(text, offset);
-    let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    // The line's start from the file's line index: `references` asks once per
+    // occurrence, and a scan back would cost the line's length each time.
+    let line_start = db::line_index(db, file).line_start(offset);
     let line = &text[line_start..offset];
     let (name, _) = line.split_once('=')?;
     let name = name.trim();
@@ -165,24 +168,46 @@ fn enclosing_kind(
             return Some((placed.decl.kind, key));
         }
     }
+    // The current line up to `offset`, then the nearest marker line above it, found by
+    // a binary search in the file's markers (a scan would cost the gap each time).
     let text = file.text(db);
-    let before = &text[..floor_boundary(text, offset)];
-    for line in before.lines().rev() {
-        let trimmed = line.trim_start();
-        if let Some(word) = trimmed.split_whitespace().next()
-            && let Some(kind) = DeclKind::from_keyword(word)
-            && trimmed
-                .split_whitespace()
-                .nth(1)
-                .is_some_and(|n| n.chars().all(is_ident))
-        {
-            return Some((kind, None));
-        }
-        if line.starts_with('}') {
-            return None;
-        }
+    let offset = floor_boundary(text, offset);
+    let line_start = db::line_index(db, file).line_start(offset);
+    if let Some(marker) = block_marker(&text[line_start..offset]) {
+        return marker.map(|kind| (kind, None));
     }
-    None
+    let markers = block_markers(db, file);
+    let above = markers.partition_point(|(start, _)| (*start as usize) < line_start);
+    let (_, marker) = markers.get(above.checked_sub(1)?)?;
+    marker.map(|kind| (kind, None))
+}
+
+/// What a line says about the block it is in: `Some(Some(kind))` for a `KIND NAME`
+/// line, `Some(None)` for a line that closes a block (`}` in column 0).
+fn block_marker(line: &str) -> Option<Option<DeclKind>> {
+    let trimmed = line.trim_start();
+    let mut words = trimmed.split_whitespace();
+    if let Some(kind) = words.next().and_then(DeclKind::from_keyword)
+        && words.next().is_some_and(|n| n.chars().all(is_ident))
+    {
+        return Some(Some(kind));
+    }
+    line.starts_with('}').then_some(None)
+}
+
+/// Every line of a file with a [`block_marker`], by its start offset, in order.
+#[salsa::tracked(returns(ref))]
+fn block_markers(db: &dyn Db, file: SourceFile) -> Vec<(u32, Option<DeclKind>)> {
+    let mut markers = Vec::new();
+    let mut start = 0;
+    for line in file.text(db).split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if let Some(marker) = block_marker(content) {
+            markers.push((start as u32, marker));
+        }
+        start += line.len();
+    }
+    markers
 }
 
 fn gib(bytes: f64) -> String {
@@ -350,7 +375,7 @@ fn reference_at<'db>(
     let kind = if before.ends_with("extends") {
         context_kind
     } else {
-        field_of_line(text, span.start as usize)
+        field_of_line(db, file, span.start as usize)
             .and_then(|field| context_kind.and_then(|k| field_kind(k, &field)))
     };
     match kind.and_then(|k| scope.lookup(k, &word).map(|key| (k, key))) {
@@ -416,7 +441,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
     // A unit after a number: `memory = 12 ` → GiB, GB …
     let trimmed = line.trim_end();
     let after_number = trimmed.ends_with(|c: char| c.is_ascii_digit()) && line.ends_with(' ');
-    if let Some(field) = field_of_line(text, offset) {
+    if let Some(field) = field_of_line(db, file, offset) {
         let spec = field_spec(kind, &field).or_else(|| WORKLOAD.iter().find(|s| s.name == field));
         match spec.map(|s| s.ty) {
             Some(FieldTy::Ref(target)) | Some(FieldTy::RefList(target)) if !after_number => {
@@ -467,7 +492,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
     if before.starts_with("require")
         || before.starts_with("minimize")
         || before.starts_with("maximize")
-        || field_of_line(text, offset).is_some()
+        || field_of_line(db, file, offset).is_some()
     {
         return PROPERTIES
             .iter()
@@ -570,7 +595,10 @@ pub fn references(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Target> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // What `out` holds, for a constant-time "already listed?".
+    let mut listed = std::collections::HashSet::new();
     if let Some(definition) = definition(db, file, offset) {
+        listed.insert((definition.path.clone(), definition.span));
         out.push(definition);
     }
     let project = db.project();
@@ -604,7 +632,7 @@ pub fn references(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Target> {
                     is_stdlib: candidate.is_stdlib(db),
                     span,
                 };
-                if !out.contains(&target) {
+                if listed.insert((target.path.clone(), target.span)) {
                     out.push(target);
                 }
             }

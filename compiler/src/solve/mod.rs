@@ -67,11 +67,15 @@ fn hole_values<'db>(
 ) -> Result<Vec<Value>, Box<Diag<'db>>> {
     let name = field.name.name.as_str();
     let spec = field_spec(DeclKind::Deployment, name).ok_or_else(|| {
-        Box::new(Diag::error(
-            "deploy::solve::unsupported",
-            format!("`{name}` cannot be left open"),
-            Loc::Decl(key, field.value.span),
-        ))
+        Box::new(
+            Diag::error(
+                "deploy::solve::unsupported",
+                format!("`{name}` cannot be left open: it is not a deployment field"),
+                Loc::Decl(key, field.value.span),
+            )
+            .label("not a deployment field")
+            .help("holes fill deployment fields (`gpu = ?`, `quant = one_of [...]`); fix the field's name"),
+        )
     })?;
     match &field.value.kind {
         ExprKind::OneOf(items) => items
