@@ -5,8 +5,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::{deployfit_in, json, scratch, stdout};
 
@@ -17,30 +17,7 @@ fn stderr(output: &std::process::Output) -> String {
 /// Runs the binary in `dir`, killing it after `limit` (a hang is a failure, not a
 /// stuck test run).
 fn run_bounded(dir: &Path, args: &[&str], limit: Duration) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_deployfit"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "deployfit {args:?} did not finish in {limit:?}; stdout {}",
-                stdout(&output)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::deployfit_timed(dir, args, limit).0
 }
 
 fn codes(report: &serde_json::Value) -> Vec<String> {

@@ -5,67 +5,14 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
-use common::{scratch, stdout};
+use common::{deployfit_timed as run_timed, scratch, stdout};
 
 /// A generous bound for work that must take milliseconds to a few seconds.
 const HANG: Duration = Duration::from_secs(120);
-
-/// Runs the binary in `dir` and returns its output and how long it ran; a run longer
-/// than `limit` is killed and fails the test. Output is read while it runs, so a large
-/// report cannot block on a full pipe.
-fn run_timed(dir: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_deployfit"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the deployfit binary runs");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        out.read_to_end(&mut bytes).unwrap();
-        bytes
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        err.read_to_end(&mut bytes).unwrap();
-        bytes
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("deployfit {args:?} did not finish in {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let elapsed = start.elapsed();
-    let output = Output {
-        status,
-        stdout: reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
-    };
-    assert_ne!(
-        output.status.code(),
-        Some(101),
-        "deployfit {args:?} panicked: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output, elapsed)
-}
 
 fn check_json(dir: &Path, file: &str) -> (serde_json::Value, Output) {
     let (output, _) = run_timed(dir, &["check", "--format", "json", file], HANG);
