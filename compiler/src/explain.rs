@@ -198,7 +198,7 @@ fn assumptions(
         }
     }
     if let Some(gpu) = gpu
-        && matches!(gpu.fields.get("interconnect"), Some(Value::Symbol(s)) if s == "unified")
+        && gpu.unified_memory()
         && let Some(memory) = gpu.number("memory")
     {
         out.push(format!(

@@ -124,10 +124,23 @@ pub fn export(
         }
     }
     let kind = text(DeclKind::Quant, &setup.quant, "kind").unwrap_or_default();
+    // The engines' own spellings come from the catalog (`vllm_name`, `vllm_quantization`
+    // ...), never from entry names: an `extends` copy exports as its original. They are
+    // validated again, like the ids.
+    let flag = |kind: DeclKind, entry: &str, field: &str| {
+        text(kind, entry, field).filter(|value| Valid::Flag.check_str(value).is_ok())
+    };
+    let kv = |field: &str| flag(DeclKind::Kv, &setup.kv_cache, field);
     match target {
-        Target::Vllm => vllm(setup, id("hf", Valid::HfRepo)?, &kind),
-        Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?),
-        Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?),
+        Target::Vllm => vllm(
+            setup,
+            id("hf", Valid::HfRepo)?,
+            &kind,
+            kv("vllm_name"),
+            flag(DeclKind::Quant, &setup.quant, "vllm_quantization"),
+        ),
+        Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?, kv("ollama_name")),
+        Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?, kv("llamacpp_name")),
     }
 }
 
@@ -167,7 +180,13 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportError> {
+fn vllm(
+    setup: &Setup,
+    hf: Option<String>,
+    kind: &str,
+    kv: Option<String>,
+    quantization: Option<String>,
+) -> Result<String, ExportError> {
     let hf = hf.ok_or_else(|| {
         error(
             format!("model `{}` has no Hugging Face id", setup.model),
@@ -177,16 +196,12 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
             ),
         )
     })?;
-    let kv = match setup.kv_cache.as_str() {
-        "fp16" | "bf16" => "auto",
-        "fp8" => "fp8",
-        other => {
-            return Err(error(
-                format!("vLLM has no `{other}` KV cache"),
-                "use kv_cache = fp8 or fp16 with vLLM",
-            ));
-        }
-    };
+    let kv = kv.ok_or_else(|| {
+        error(
+            format!("vLLM has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = fp8 or fp16 with vLLM",
+        )
+    })?;
     let utilization = setup.memory_utilization.unwrap_or(0.9);
     let mut lines = vec![
         format!("vllm serve {}", shell_quote(&hf)),
@@ -197,13 +212,10 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
             "  --gpu-memory-utilization {}",
             (utilization * 1000.0).round() / 1000.0
         ),
-        format!("  --kv-cache-dtype {}", shell_quote(kv)),
+        format!("  --kv-cache-dtype {}", shell_quote(&kv)),
     ];
-    match (kind, setup.quant.as_str()) {
-        (_, "fp8") => lines.push("  --quantization fp8".into()),
-        ("awq", _) => lines.push("  --quantization awq".into()),
-        ("gptq", _) => lines.push("  --quantization gptq".into()),
-        _ => {}
+    if let Some(quantization) = quantization {
+        lines.push(format!("  --quantization {}", shell_quote(&quantization)));
     }
     lines.push("  --port 8000".into());
     let note = match kind {
@@ -216,7 +228,7 @@ fn vllm(setup: &Setup, hf: Option<String>, kind: &str) -> Result<String, ExportE
     Ok(format!("{note}{}\n", lines.join(" \\\n")))
 }
 
-fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {
+fn ollama(setup: &Setup, tag: Option<String>, kv: Option<String>) -> Result<String, ExportError> {
     let tag = tag.ok_or_else(|| {
         error(
             format!("model `{}` has no Ollama tag", setup.model),
@@ -226,17 +238,12 @@ fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {
             ),
         )
     })?;
-    let kv = match setup.kv_cache.as_str() {
-        "fp16" | "bf16" => "f16",
-        "q8_0" => "q8_0",
-        "q4_0" => "q4_0",
-        other => {
-            return Err(error(
-                format!("Ollama has no `{other}` KV cache"),
-                "use kv_cache = q8_0, q4_0 or fp16 with Ollama",
-            ));
-        }
-    };
+    let kv = kv.ok_or_else(|| {
+        error(
+            format!("Ollama has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = q8_0, q4_0 or fp16 with Ollama",
+        )
+    })?;
     Ok(format!(
         "# Save as Modelfile, then run: ollama create {name} -f Modelfile\n\
          FROM {tag}\n\
@@ -251,19 +258,13 @@ fn ollama(setup: &Setup, tag: Option<String>) -> Result<String, ExportError> {
     ))
 }
 
-fn llamacpp(setup: &Setup, hf: Option<String>) -> Result<String, ExportError> {
-    let kv = match setup.kv_cache.as_str() {
-        "fp16" => "f16",
-        "bf16" => "bf16",
-        "q8_0" => "q8_0",
-        "q4_0" => "q4_0",
-        other => {
-            return Err(error(
-                format!("llama.cpp has no `{other}` KV cache"),
-                "use kv_cache = q8_0, q4_0 or fp16 with llama.cpp",
-            ));
-        }
-    };
+fn llamacpp(setup: &Setup, hf: Option<String>, kv: Option<String>) -> Result<String, ExportError> {
+    let kv = kv.ok_or_else(|| {
+        error(
+            format!("llama.cpp has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = q8_0, q4_0 or fp16 with llama.cpp",
+        )
+    })?;
     let base = hf
         .as_deref()
         .and_then(|id| id.rsplit('/').next())
@@ -279,8 +280,8 @@ fn llamacpp(setup: &Setup, hf: Option<String>) -> Result<String, ExportError> {
         format!("  --parallel {}", setup.seqs),
         "  --n-gpu-layers 999".to_string(),
         "  --flash-attn on".to_string(),
-        format!("  --cache-type-k {}", shell_quote(kv)),
-        format!("  --cache-type-v {}", shell_quote(kv)),
+        format!("  --cache-type-k {}", shell_quote(&kv)),
+        format!("  --cache-type-v {}", shell_quote(&kv)),
     ];
     if setup.count > 1 {
         lines.push("  --split-mode layer".into());

@@ -118,7 +118,7 @@ pub fn matrix(
         let runs: Vec<(&str, &Entry<'_>)> = engines
             .iter()
             .copied()
-            .filter(|(name, _)| quant.runs_on(name))
+            .filter(|(name, engine)| quant.runs_on_engine(name, engine))
             .collect();
         let Some((_, first)) = runs.first().copied() else {
             continue;

@@ -170,6 +170,7 @@ fn quant_list<'db>(
             .unwrap_or(0.0),
         None => 0.0,
     };
+    let engine_entry = lookup(db, scope, DeclKind::Engine, engine)?;
     if let Some(name) = only {
         lookup(db, scope, DeclKind::Quant, name)?;
     }
@@ -178,7 +179,7 @@ fn quant_list<'db>(
         .filter(|(name, _)| only.is_none_or(|o| o == *name))
         .map(|(name, key)| (name, db::entry(db, key)))
         .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
-        .filter(|(_, bpw, entry)| *bpw >= floor && entry.runs_on(engine))
+        .filter(|(_, bpw, entry)| *bpw >= floor && entry.runs_on_engine(engine, engine_entry))
         .collect();
     quants.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     if quants.is_empty() {

@@ -360,7 +360,7 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
         .collect();
     quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     for (bpw, name, entry) in quants {
-        let runs = entry.runs_on(inputs.engine_name);
+        let runs = entry.runs_on_engine(inputs.engine_name, inputs.engine);
         let variant = Inputs {
             quant: entry,
             quant_name: name,

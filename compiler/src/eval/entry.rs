@@ -26,6 +26,9 @@ pub struct Entry<'db> {
     pub spans: BTreeMap<String, crate::span::Span>,
     /// The entries this one extends, nearest first.
     pub ancestors: Vec<DeclKey<'db>>,
+    /// The names of [`Entry::ancestors`], nearest first: a model's `files { }` size for a
+    /// quant applies to an `extends` copy of that quant.
+    pub ancestor_names: Vec<String>,
     /// Problems in this declaration's own text.
     pub diags: Vec<Diag<'db>>,
 }
@@ -47,14 +50,50 @@ impl Entry<'_> {
         })
     }
 
-    /// For a weight format: whether `engine` is among its `engines` (a format that lists
-    /// none runs anywhere).
-    pub fn runs_on(&self, engine: &str) -> bool {
+    /// For a weight format: whether engine entry `engine` (declared as `engine_name`) runs
+    /// it: its `engines` list the entry itself or the engine's `dialect`, so an `extends`
+    /// copy of an engine runs what the original runs. A format that lists none runs
+    /// anywhere.
+    pub fn runs_on_engine(&self, engine_name: &str, engine: &Entry<'_>) -> bool {
+        let dialect = engine.symbol("dialect");
+        self.lists_engine(|listed| listed == engine_name || Some(listed) == dialect)
+    }
+
+    /// For a weight format: whether an engine of `dialect` (or the engine entry of that
+    /// name: prefer [`Entry::runs_on_engine`], which also knows `extends` copies) runs it.
+    pub fn runs_on(&self, dialect: &str) -> bool {
+        self.lists_engine(|listed| listed == dialect)
+    }
+
+    fn lists_engine(&self, matches: impl Fn(&str) -> bool) -> bool {
         match self.fields.get("engines") {
             Some(Value::List(engines)) => engines
                 .iter()
-                .any(|e| matches!(e, Value::Ref(_, n) if n == engine)),
+                .any(|e| matches!(e, Value::Ref(_, n) if matches(n))),
             _ => true,
+        }
+    }
+
+    /// A word-valued field (`dialect = vllm`), when written.
+    pub fn symbol(&self, name: &str) -> Option<&str> {
+        match self.fields.get(name) {
+            Some(Value::Symbol(word)) => Some(word.as_str()),
+            _ => None,
+        }
+    }
+
+    /// For a GPU: whether its memory is unified with the host's (`interconnect = unified` or
+    /// `memory_kind = unified`): the GPU may wire only part of it (Apple).
+    pub fn unified_memory(&self) -> bool {
+        self.symbol("interconnect") == Some("unified")
+            || self.symbol("memory_kind") == Some("unified")
+    }
+
+    /// A string-valued field (`vllm_name = "fp8"`), when written.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match self.fields.get(name) {
+            Some(Value::Str(text)) => Some(text.as_str()),
+            _ => None,
         }
     }
 }
@@ -158,6 +197,7 @@ pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
         owners: BTreeMap::new(),
         spans: BTreeMap::new(),
         ancestors: Vec::new(),
+        ancestor_names: Vec::new(),
         diags: Vec::new(),
     };
     let Some(own) = db::decl(db, key) else {
@@ -166,6 +206,7 @@ pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
     let kind = key.kind(db);
     let chain = ancestors(db, key, scope, &mut diags);
     entry.ancestors = chain.iter().map(|(k, _)| *k).collect();
+    entry.ancestor_names = chain.iter().map(|(k, _)| k.name(db).clone()).collect();
     check_block_fields(key, kind, &own.body, &mut diags);
     // Apply the farthest ancestor first, so nearer declarations override it.
     let layers = chain
@@ -661,6 +702,7 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
     let example = match spec.valid {
         Valid::OllamaTag => "`ollama = \"glm4:9b\"` (`[host/][namespace/]name[:tag]`)",
         Valid::DiagCode => "`code = \"acme::slow_decode\"` (`area::name`)",
+        Valid::Flag => "`vllm_name = \"fp8\"` (lowercase letters, digits, `_`, `-`)",
         _ => "`hf = \"THUDM/GLM-4-9B-0414\"` (`org/name`)",
     };
     Diag::error(

@@ -174,9 +174,10 @@ impl Memory {
 fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     let model = inputs.model;
     let name = inputs.model_name;
-    let file = model
-        .files
-        .get(inputs.quant_name)
+    // The size listed for the quant, or for the entry it `extends` (the same format).
+    let file = std::iter::once(inputs.quant_name)
+        .chain(inputs.quant.ancestor_names.iter().map(String::as_str))
+        .find_map(|quant| model.files.get(quant))
         .filter(|_| !inputs.theoretical_weights);
     let weights = match file {
         Some(bytes) => *bytes as f64,
@@ -264,10 +265,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         .memory_utilization
         .or_else(|| inputs.engine.number("utilization"))
         .unwrap_or(1.0);
-    let unified = matches!(
-        inputs.gpu.fields.get("interconnect"),
-        Some(Value::Symbol(link)) if link == "unified"
-    );
+    let unified = inputs.gpu.unified_memory();
     let usable = inputs.gpu.number("memory").map(|memory| {
         let share = if unified {
             unified_memory_share(memory)
@@ -360,7 +358,9 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let context = inputs.context as f64;
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
-    let engines_ok = inputs.quant.runs_on(inputs.engine_name);
+    let engines_ok = inputs
+        .quant
+        .runs_on_engine(inputs.engine_name, inputs.engine);
     props.insert("quant_runs_on_engine", Ok(Value::Bool(engines_ok)));
     if uses_rejected_figures(inputs) {
         // Not evaluated with an invalid figure, nor with a default in its place.
@@ -587,7 +587,7 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
         insert_cost(inputs, props, None);
         return;
     };
-    let unified = symbol("interconnect") == Some("unified");
+    let unified = gpu.unified_memory();
     let link =
         gpu.number("link_bandwidth")
             .unwrap_or(if symbol("interconnect") == Some("nvlink") {
@@ -604,11 +604,12 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
         (Some(prompt), Some(output)) => (prompt + output / 2.0).min(context),
         _ => context / 2.0,
     };
-    let display_name = match gpu.fields.get("name") {
-        Some(Value::Str(name)) => name.as_str(),
-        _ => inputs.gpu_name,
-    };
-    let (family, backend) = speed::Family::classify(symbol("vendor"), unified, display_name);
+    let (family, backend) = speed::Family::classify(
+        symbol("vendor"),
+        unified,
+        symbol("memory_kind") == Some("hbm"),
+        symbol("family"),
+    );
     // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
     // inference kernels accumulate in FP16 at twice that rate.
     let peak = gpu.number("bf16").map(|bf16| {
@@ -621,8 +622,8 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,
-        serving_engine: matches!(inputs.engine_name, "vllm" | "sglang" | "tensorrt_llm"),
-        layer_split: matches!(inputs.engine_name, "llamacpp" | "ollama"),
+        serving_engine: inputs.engine.symbol("kernels") == Some("serving"),
+        layer_split: inputs.engine.symbol("split") == Some("layers"),
         bandwidth,
         peak,
         link_bandwidth: link,

@@ -103,13 +103,16 @@ pub enum Valid {
     OllamaTag,
     /// A diagnostic code, `area::name` (rules' `code`: it reaches every output format).
     DiagCode,
+    /// An engine's own value for a command-line flag (`fp8`, `q8_0`): 1 to 32 of
+    /// `a-z 0-9 _ -`, not starting with `-` (it reaches the commands `export` writes).
+    Flag,
 }
 
 impl Valid {
     /// Whether a number is in range, or the sentence that says which range it must be in.
     pub fn check_number(self, value: f64) -> Result<(), String> {
         let ok = match self {
-            Valid::Any | Valid::HfRepo | Valid::OllamaTag | Valid::DiagCode => true,
+            Valid::Any | Valid::HfRepo | Valid::OllamaTag | Valid::DiagCode | Valid::Flag => true,
             Valid::Positive => value > 0.0,
             Valid::NonNegative => value >= 0.0,
             Valid::UpTo(max) => value > 0.0 && value <= max,
@@ -136,6 +139,7 @@ impl Valid {
             Valid::HfRepo => "a Hugging Face repository id (`org/name`)".into(),
             Valid::OllamaTag => "an Ollama tag (`name:tag`)".into(),
             Valid::DiagCode => "a diagnostic code (`area::name`)".into(),
+            Valid::Flag => "an engine flag value (`fp8`, `q8_0`)".into(),
         }
     }
 
@@ -145,9 +149,31 @@ impl Valid {
             Valid::HfRepo => hf_repo_problem(text).map_or(Ok(()), Err),
             Valid::OllamaTag => ollama_tag_problem(text).map_or(Ok(()), Err),
             Valid::DiagCode => diag_code_problem(text).map_or(Ok(()), Err),
+            Valid::Flag => flag_problem(text).map_or(Ok(()), Err),
             _ => Ok(()),
         }
     }
+}
+
+/// Why `text` is not an engine flag value (1 to 32 of `a-z 0-9 _ -`, not starting with
+/// `-`), or `None` when it is one.
+pub fn flag_problem(text: &str) -> Option<String> {
+    if text.is_empty() || text.chars().count() > 32 {
+        return Some("a flag value has 1 to 32 characters".into());
+    }
+    if text.starts_with('-') {
+        return Some("a flag value must not start with `-`".into());
+    }
+    if let Some(c) = text
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-')))
+    {
+        return Some(format!(
+            "it has {}: only lowercase letters, digits, `_` and `-` are allowed",
+            describe_char(c)
+        ));
+    }
+    None
 }
 
 /// Why `text` is not a Hugging Face repository id (`org/name`; each part 1–96 of
@@ -305,6 +331,25 @@ pub const ATTENTION: &[&str] = &["mha", "gqa", "mla", "hybrid"];
 pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp"];
 pub const LEVELS: &[&str] = &["error", "warn", "info"];
 pub const WINDOW_KV: &[&str] = &["windowed", "full"];
+pub const MEMORY_KINDS: &[&str] = &["hbm", "gddr", "unified"];
+pub const GPU_FAMILIES: &[&str] = &[
+    "geforce",
+    "workstation",
+    "datacenter",
+    "apple",
+    "radeon",
+    "other",
+];
+pub const DIALECTS: &[&str] = &[
+    "vllm",
+    "sglang",
+    "tensorrt_llm",
+    "llamacpp",
+    "ollama",
+    "generic",
+];
+pub const KERNELS: &[&str] = &["serving", "llamacpp"];
+pub const SPLITS: &[&str] = &["tensor", "layers"];
 
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
@@ -348,6 +393,16 @@ const GPU: &[FieldSpec] = &[
         "GPU-to-GPU bandwidth",
     )
     .valid(Valid::Positive),
+    f(
+        "memory_kind",
+        FieldTy::Symbol(MEMORY_KINDS),
+        "memory technology: `hbm` parts are not saturated by one decode stream",
+    ),
+    f(
+        "family",
+        FieldTy::Symbol(GPU_FAMILIES),
+        "product line, which picks the speed fit (`geforce`: FP32-accumulate tensor figures)",
+    ),
 ];
 
 const MODEL: &[FieldSpec] = &[
@@ -415,12 +470,32 @@ const QUANT: &[FieldSpec] = &[
     f(
         "engines",
         FieldTy::RefList(DeclKind::Engine),
-        "engines that run it",
+        "engines that run it (entry names or engine dialects)",
     ),
+    f(
+        "vllm_quantization",
+        FieldTy::Str,
+        "vLLM's `--quantization` value for this format",
+    )
+    .valid(Valid::Flag),
 ];
 
-const KV: &[FieldSpec] =
-    &[f("bytes", FieldTy::Number, "bytes per element").valid(Valid::UpTo(8.0))];
+const KV: &[FieldSpec] = &[
+    f("bytes", FieldTy::Number, "bytes per element").valid(Valid::UpTo(8.0)),
+    f("vllm_name", FieldTy::Str, "vLLM's `--kv-cache-dtype` value").valid(Valid::Flag),
+    f(
+        "llamacpp_name",
+        FieldTy::Str,
+        "llama.cpp's `--cache-type-k/v` value",
+    )
+    .valid(Valid::Flag),
+    f(
+        "ollama_name",
+        FieldTy::Str,
+        "Ollama's `OLLAMA_KV_CACHE_TYPE` value",
+    )
+    .valid(Valid::Flag),
+];
 
 const ENGINE: &[FieldSpec] = &[
     f(
@@ -457,6 +532,21 @@ const ENGINE: &[FieldSpec] = &[
         "window_kv",
         FieldTy::Symbol(WINDOW_KV),
         "`windowed`: sliding-window layers keep only the window; `full`: every token",
+    ),
+    f(
+        "dialect",
+        FieldTy::Symbol(DIALECTS),
+        "the engine it is (or runs like): which quants it runs, how `export` writes it",
+    ),
+    f(
+        "kernels",
+        FieldTy::Symbol(KERNELS),
+        "`serving`: batched serving kernels (higher bandwidth on HBM); `llamacpp`: llama.cpp's",
+    ),
+    f(
+        "split",
+        FieldTy::Symbol(SPLITS),
+        "how `count > 1` GPUs share a model: `tensor` parallel or by `layers`",
     ),
 ];
 

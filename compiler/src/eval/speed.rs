@@ -35,49 +35,35 @@ pub enum Backend {
     Other,
 }
 
-/// HBM parts by name: their bandwidth is not reached by a single decode stream.
-const HBM_NAMES: &[&str] = &[
-    "A100",
-    "A800",
-    "H100",
-    "H200",
-    "H800",
-    "B200",
-    "B300",
-    "GB200",
-    "GB300",
-    "GH200",
-    "V100",
-    "Instinct",
-    "MI2",
-    "MI3",
-    "Max 1550",
-    "Max Subsystem",
-];
-
 impl Family {
-    /// Classifies a catalog GPU by vendor, memory kind and display name.
-    pub fn classify(vendor: Option<&str>, unified: bool, name: &str) -> (Family, Backend) {
-        if unified || vendor == Some("apple") {
+    /// Classifies a catalog GPU by its fields, never by its name (an `extends` copy
+    /// classifies as its original): unified memory (`interconnect = unified` or
+    /// `memory_kind = unified`) or Apple is [`Family::Apple`]; `family = datacenter`, or no
+    /// `family` and `memory_kind = hbm`, is [`Family::Hbm`] (its bandwidth is not reached by
+    /// a single decode stream); `family = geforce` is [`Family::Geforce`]; other AMD and
+    /// Intel parts are [`Family::Other`]; other NVIDIA parts [`Family::Workstation`].
+    pub fn classify(
+        vendor: Option<&str>,
+        unified: bool,
+        hbm: bool,
+        family: Option<&str>,
+    ) -> (Family, Backend) {
+        if unified || vendor == Some("apple") || family == Some("apple") {
             return (Family::Apple, Backend::Metal);
         }
-        let hbm = HBM_NAMES.iter().any(|n| name.contains(n));
-        match vendor {
-            Some("amd") => (if hbm { Family::Hbm } else { Family::Other }, Backend::Rocm),
-            Some("intel") => (
-                if hbm { Family::Hbm } else { Family::Other },
-                Backend::Other,
-            ),
-            _ if hbm => (Family::Hbm, Backend::Cuda),
-            _ if name.contains("GeForce")
-                || name.contains("RTX 30")
-                || name.contains("RTX 40")
-                || name.contains("RTX 50") =>
-            {
-                (Family::Geforce, Backend::Cuda)
-            }
-            _ => (Family::Workstation, Backend::Cuda),
-        }
+        let backend = match vendor {
+            Some("amd") => Backend::Rocm,
+            Some("intel") => Backend::Other,
+            _ => Backend::Cuda,
+        };
+        let class = match family {
+            Some("datacenter") => Family::Hbm,
+            None if hbm => Family::Hbm,
+            Some("geforce") => Family::Geforce,
+            _ if matches!(vendor, Some("amd" | "intel")) => Family::Other,
+            _ => Family::Workstation,
+        };
+        (class, backend)
     }
 }
 

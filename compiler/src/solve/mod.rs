@@ -269,7 +269,14 @@ pub(crate) fn search<'db>(
             let c = decode(*number);
             match (value_of(&c, "quant"), value_of(&c, "engine")) {
                 (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
-                    quant_entry(&quant).is_none_or(|entry| entry.runs_on(&engine))
+                    // By the engine's entry: an `extends` copy runs what its parent runs.
+                    let engine_entry = scope
+                        .lookup(DeclKind::Engine, &engine)
+                        .map(|k| db::entry(db, k));
+                    quant_entry(&quant).is_none_or(|entry| match engine_entry {
+                        Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
+                        None => entry.runs_on(&engine),
+                    })
                 }
                 _ => true,
             }
