@@ -1,12 +1,13 @@
 //! `cargo bench --bench lsp`: the language server's edit loop on a 5,000-line document —
 //! a one-character edit to fresh diagnostics, against a cold open of the same document.
-//! This is the work the server does per edit (the database update and the diagnostics
-//! query); the JSON-RPC transport adds a copy of the text.
+//! This is the work the server does per edit (the host's update, then the diagnostics
+//! query on an analysis snapshot, as `deployfit lsp` runs it); the JSON-RPC transport adds
+//! a copy of the text.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::Workspace;
+use deployfit_compiler::AnalysisHost;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -33,23 +34,23 @@ fn main() {
     let mut cold = Vec::new();
     for _ in 0..5 {
         let start = Instant::now();
-        let mut workspace = Workspace::new();
-        let file = workspace.set_file(path, text.clone());
-        workspace.check(file);
+        let mut host = AnalysisHost::new();
+        let file = host.set_file(path, text.clone());
+        host.analysis().diagnostics(file).unwrap();
         cold.push(start.elapsed());
     }
 
-    let mut workspace = Workspace::new();
-    let file = workspace.set_file(path, text.clone());
-    workspace.check(file);
+    let mut host = AnalysisHost::new();
+    let file = host.set_file(path, text.clone());
+    host.analysis().diagnostics(file).unwrap();
     let mut edits = Vec::new();
     let target = text.find("context  = 8k").unwrap() + "context  = ".len();
     for i in 0..20 {
         let mut edited = text.clone();
         edited.replace_range(target..target + 1, if i % 2 == 0 { "9" } else { "8" });
         let start = Instant::now();
-        workspace.set_file(path, edited);
-        workspace.check(file);
+        host.set_file(path, edited);
+        host.analysis().diagnostics(file).unwrap();
         edits.push(start.elapsed());
     }
     let (cold, edit) = (median(cold), median(edits));

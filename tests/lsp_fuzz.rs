@@ -153,6 +153,8 @@ struct Stats {
     requests: usize,
     edits: usize,
     malformed: usize,
+    /// Requests answered `ContentModified` (-32801): an edit cancelled their snapshot.
+    modified: usize,
     slowest: (Duration, String),
 }
 
@@ -227,6 +229,7 @@ fn fuzz(seed: u64, steps: usize) -> Stats {
         requests: 0,
         edits: 0,
         malformed: 0,
+        modified: 0,
         slowest: (Duration::ZERO, String::new()),
     };
     // Requests in flight: id → (method, sent at).
@@ -356,7 +359,17 @@ fn fuzz(seed: u64, steps: usize) -> Stats {
             if elapsed > stats.slowest.0 {
                 stats.slowest = (elapsed, method.clone());
             }
-            if let Some(error) = message.get("error") {
+            if let Some(error) = message.get("error")
+                && error["code"] == -32801
+            {
+                // An edit cancelled the request's snapshot: the documented answer, and
+                // only possible once the document has really changed.
+                assert!(
+                    version > 1,
+                    "seed {seed}: {method} cancelled without an edit"
+                );
+                stats.modified += 1;
+            } else if let Some(error) = message.get("error") {
                 let may_refuse = matches!(
                     method.as_str(),
                     "textDocument/rename"
@@ -401,8 +414,13 @@ fn fuzz(seed: u64, steps: usize) -> Stats {
 
 fn report(seed: u64, stats: &Stats) {
     println!(
-        "lsp fuzz seed {seed}: {} requests, {} edits, {} malformed frames; slowest response {:?} ({})",
-        stats.requests, stats.edits, stats.malformed, stats.slowest.0, stats.slowest.1
+        "lsp fuzz seed {seed}: {} requests ({} cancelled by an edit), {} edits, {} malformed frames; slowest response {:?} ({})",
+        stats.requests,
+        stats.modified,
+        stats.edits,
+        stats.malformed,
+        stats.slowest.0,
+        stats.slowest.1
     );
 }
 

@@ -4,6 +4,7 @@
 //! entries and deployments → diagnostics. [`Workspace`] is the one way in for the CLI,
 //! the language server and the tests.
 
+pub mod analysis;
 pub mod db;
 pub mod diagnostics;
 pub mod eval;
@@ -22,5 +23,6 @@ pub mod syntax;
 pub mod units;
 mod workspace;
 
+pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};
 pub use diagnostics::{Diagnostic, Label, Severity};
 pub use workspace::Workspace;

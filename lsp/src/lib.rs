@@ -1,10 +1,18 @@
 //! deployfit-lsp: the language server. It converts between LSP and the compiler's
-//! IDE-shaped API ([`deployfit_compiler::ide`]) and owns no analysis of its own.
+//! IDE-shaped API ([`deployfit_compiler::AnalysisHost`] / [`deployfit_compiler::Analysis`])
+//! and owns no analysis of its own.
 //!
-//! Edits update the salsa database under a lock; diagnostics are computed on a blocking
-//! thread over a snapshot of the database, and a newer edit cancels them (salsa raises
-//! `Cancelled`, which is caught). Diagnostics are published only for the version they
-//! were computed for.
+//! The state lock guards the analysis host and the open documents, and is held only to
+//! apply an edit or to take a snapshot. Every request runs on a snapshot, on tokio's
+//! blocking pool ([`Backend::on_snapshot`]); a newer edit cancels it, and the request is
+//! answered with `ContentModified` (-32801) instead of finishing stale work. Diagnostics
+//! are computed the same way and published only for the version they were computed for.
+//!
+//! One module per request kind: [`hover`], [`completion`], [`navigation`] (definition,
+//! references, rename), [`hints`] (inlay hints, semantic tokens, symbols), [`actions`]
+//! (code actions, lenses, commands), [`formatting`], [`documents`] (open, change, close,
+//! diagnostics). Each is a plain `async fn handle…(backend, params)` that the
+//! [`LanguageServer`] impl below dispatches to.
 //!
 //! Positions go through a `LineIndex` built once per text (UTF-16 columns, clamped),
 //! so converting a file's diagnostics, tokens or hints is linear in its size. The stdio
@@ -12,8 +20,15 @@
 //! stopping, and stdlib files for go-to-definition live in a private, checked folder
 //! (`stdlib_files`).
 
+mod actions;
+mod completion;
 mod convert;
+mod documents;
+mod formatting;
 mod framing;
+mod hints;
+mod hover;
+mod navigation;
 mod stdlib_files;
 
 use std::collections::HashMap;
@@ -23,54 +38,29 @@ use std::sync::{Arc, Mutex, OnceLock};
 use convert::LineIndex;
 use stdlib_files::StdlibFiles;
 
-use deployfit_compiler::db::{self, SourceFile};
-use deployfit_compiler::{Severity, Workspace, ide};
-use tower_lsp_server::jsonrpc::Result;
+use deployfit_compiler::db::SourceFile;
+use deployfit_compiler::{Analysis, AnalysisHost, Cancellable, Cancelled};
+use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 /// An open document.
 struct Document {
-    text: String,
     /// Built once per text: every position conversion is a binary search.
     index: Arc<LineIndex>,
+    text: Arc<str>,
     version: i32,
     file: SourceFile,
 }
 
-/// The commands the code lenses run.
-const EXPLAIN: &str = "deployfit.explain";
-const SOLVE: &str = "deployfit.solve";
-
-/// The semantic token types, in the order of [`token_index`].
-const TOKEN_TYPES: [SemanticTokenType; 9] = [
-    SemanticTokenType::KEYWORD,
-    SemanticTokenType::TYPE,
-    SemanticTokenType::PROPERTY,
-    SemanticTokenType::VARIABLE,
-    SemanticTokenType::NUMBER,
-    SemanticTokenType::MACRO,
-    SemanticTokenType::STRING,
-    SemanticTokenType::COMMENT,
-    SemanticTokenType::OPERATOR,
-];
-
-fn token_index(kind: ide::TokenKind) -> u32 {
-    match kind {
-        ide::TokenKind::Keyword => 0,
-        ide::TokenKind::Kind => 1,
-        ide::TokenKind::Field => 2,
-        ide::TokenKind::Name => 3,
-        ide::TokenKind::Number => 4,
-        ide::TokenKind::Unit => 5,
-        ide::TokenKind::String => 6,
-        ide::TokenKind::Comment => 7,
-        ide::TokenKind::Operator => 8,
-    }
+/// What a request knows of its document, taken with the snapshot (so both agree).
+pub(crate) struct Snapshot {
+    pub(crate) file: SourceFile,
+    pub(crate) index: Arc<LineIndex>,
 }
 
 struct State {
-    workspace: Workspace,
+    host: AnalysisHost,
     documents: HashMap<Uri, Document>,
 }
 
@@ -118,10 +108,10 @@ impl<'a> Files<'a> {
                     .state
                     .documents
                     .values()
-                    .find(|d| d.file.path(self.state.workspace.db()) == path)
+                    .find(|d| self.state.host.path(d.file) == path)
                     .map(|d| d.index.clone())
                     .or_else(|| {
-                        let text = self.state.workspace.source(path)?;
+                        let text = self.state.host.source(path)?;
                         Some(Arc::new(LineIndex::new(&text)))
                     });
                 self.indexes.insert(path.to_path_buf(), index.clone());
@@ -146,12 +136,20 @@ fn path_of(uri: &Uri) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(uri.as_str()))
 }
 
+/// A cancelled computation as the answer LSP expects: the document changed under it.
+/// A query the request waited on that another thread's cancellation unwound reads as
+/// `PropagatedPanic`; it too means an edit came first. (A real panic is reported by the
+/// request that raised it, as an internal error with its message.)
+fn cancelled(_: Cancelled) -> Error {
+    Error::content_modified()
+}
+
 impl Backend {
     pub fn new(client: Client) -> Backend {
         Backend {
             client,
             state: Arc::new(Mutex::new(State {
-                workspace: Workspace::new(),
+                host: AnalysisHost::new(),
                 documents: HashMap::new(),
             })),
             stdlib_files: OnceLock::new(),
@@ -164,61 +162,53 @@ impl Backend {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Sets a document's text (under the lock, so edits apply in order) and returns a
-    /// snapshot of the database to compute diagnostics on.
-    fn set_text(
-        state: &mut State,
+    /// Runs `f` on a snapshot of an open document, off the lock and on the blocking pool.
+    /// The snapshot is dropped on that thread, before any caller takes the lock again
+    /// (an edit waits for every snapshot to be dropped). `Ok(None)` when the document is
+    /// not open; `ContentModified` when an edit cancelled the work.
+    async fn on_snapshot<T: Send + 'static>(
+        &self,
         uri: &Uri,
-        text: String,
-        version: i32,
-    ) -> (db::Database, SourceFile) {
-        let path = path_of(uri);
-        let file = state.workspace.set_file(&path, text.clone());
-        state.workspace.load_imports(file);
-        state.documents.insert(
-            uri.clone(),
-            Document {
-                index: Arc::new(LineIndex::new(&text)),
-                text,
-                version,
-                file,
-            },
-        );
-        (state.workspace.db().clone(), file)
-    }
-
-    /// Publishes a document's diagnostics, computed off the I/O thread; a newer edit
-    /// cancels the computation, and stale results are dropped.
-    async fn publish(&self, uri: Uri, version: i32, snapshot: db::Database, file: SourceFile) {
-        let computed = tokio::task::spawn_blocking(move || {
-            salsa::Cancelled::catch(|| db::diagnostics(&snapshot, file)).ok()
-        })
-        .await
-        .ok()
-        .flatten();
-        let Some(diagnostics) = computed else {
-            return;
-        };
-        let converted = {
+        f: impl FnOnce(&Analysis, &Snapshot) -> Cancellable<T> + Send + 'static,
+    ) -> Result<Option<(T, Snapshot)>> {
+        let taken = {
             let state = self.lock();
-            let Some(document) = state.documents.get(&uri) else {
-                return;
-            };
-            if document.version != version {
-                return;
-            }
-            let path = path_of(&uri);
-            let index = document.index.clone();
-            let mut files = Files::new(self, &state);
-            diagnostics
-                .into_iter()
-                .filter(|d| d.location.file == path)
-                .map(|d| to_lsp(&mut files, &index, d))
-                .collect::<Vec<_>>()
+            state.documents.get(uri).map(|document| {
+                (
+                    state.host.analysis(),
+                    Snapshot {
+                        file: document.file,
+                        index: document.index.clone(),
+                    },
+                )
+            })
         };
-        self.client
-            .publish_diagnostics(uri, converted, Some(version))
-            .await;
+        let Some((analysis, snapshot)) = taken else {
+            return Ok(None);
+        };
+        let outcome = tokio::task::spawn_blocking(move || {
+            let outcome = f(&analysis, &snapshot);
+            drop(analysis);
+            outcome.map(|value| (value, snapshot))
+        })
+        .await;
+        match outcome {
+            Ok(Ok(answer)) => Ok(Some(answer)),
+            Ok(Err(c)) => Err(cancelled(c)),
+            Err(join) => {
+                let mut error = Error::internal_error();
+                error.message = match join.try_into_panic() {
+                    Ok(payload) => payload
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "the request panicked".into())
+                        .into(),
+                    Err(_) => "the request was aborted".into(),
+                };
+                Err(error)
+            }
+        }
     }
 
     /// The URI of a path the compiler names: an open document, a file on disk, or a stdlib
@@ -227,10 +217,9 @@ impl Backend {
         if let Some((uri, _)) = state.documents.iter().find(|(uri, _)| path_of(uri) == path) {
             return Some(uri.clone());
         }
-        let is_stdlib = db::STDLIB.iter().any(|(p, _)| Path::new(p) == path);
-        if is_stdlib {
+        if AnalysisHost::is_stdlib(path) {
             let name = path.file_name()?.to_str()?;
-            let text = state.workspace.source(path)?;
+            let text = state.host.source(path)?;
             let files = self.stdlib_files.get_or_init(StdlibFiles::new).as_ref()?;
             return Uri::from_file_path(files.file(name, &text)?);
         }
@@ -240,143 +229,6 @@ impl Backend {
             std::env::current_dir().ok()?.join(path)
         };
         Uri::from_file_path(absolute)
-    }
-
-    /// Runs `f` with the state and an open document's file and text.
-    fn with_document<T>(
-        &self,
-        uri: &Uri,
-        f: impl FnOnce(&State, SourceFile, &str, &LineIndex) -> Option<T>,
-    ) -> Option<T> {
-        let state = self.lock();
-        let document = state.documents.get(uri)?;
-        f(&state, document.file, &document.text, &document.index)
-    }
-    /// Applies incremental changes in order and publishes the document's diagnostics.
-    async fn change(&self, params: DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri;
-        let version = params.text_document.version;
-        let (snapshot, file) = {
-            let mut state = self.lock();
-            let Some(document) = state.documents.get(&uri) else {
-                return;
-            };
-            if document.version >= version {
-                return;
-            }
-            let mut text = document.text.clone();
-            for change in params.content_changes {
-                apply_change(&mut text, change);
-            }
-            Self::set_text(&mut state, &uri, text, version)
-        };
-        self.publish(uri, version, snapshot, file).await;
-    }
-
-    /// Re-publishes the diagnostics of the other open documents that import `uri`.
-    async fn republish_importers(&self, uri: &Uri) {
-        let importers = {
-            let state = self.lock();
-            let Some(changed) = state.documents.get(uri).map(|d| d.file) else {
-                return;
-            };
-            importers(&state, changed, uri)
-        };
-        self.republish(importers).await;
-    }
-
-    /// Re-publishes the diagnostics of open documents, at their current versions.
-    async fn republish(&self, uris: Vec<Uri>) {
-        let work: Vec<(Uri, i32, db::Database, SourceFile)> = {
-            let state = self.lock();
-            let snapshot = state.workspace.db();
-            uris.into_iter()
-                .filter_map(|uri| {
-                    let document = state.documents.get(&uri)?;
-                    Some((uri, document.version, snapshot.clone(), document.file))
-                })
-                .collect()
-        };
-        for (uri, version, snapshot, file) in work {
-            self.publish(uri, version, snapshot, file).await;
-        }
-    }
-}
-
-/// The open documents other than `except` that import `changed`, directly or not.
-fn importers(state: &State, changed: SourceFile, except: &Uri) -> Vec<Uri> {
-    let snapshot = state.workspace.db();
-    state
-        .documents
-        .iter()
-        .filter(|(other, document)| {
-            *other != except && db::reachable(snapshot, document.file).contains(&changed)
-        })
-        .map(|(other, _)| other.clone())
-        .collect()
-}
-
-/// After a buffer is closed, its file is what is on disk again (read through the
-/// workspace, with its checks), or is forgotten when there is none: an unsaved edit
-/// must not outlive its buffer in the files that import it.
-fn revert_to_disk(workspace: &mut Workspace, file: SourceFile, uri: &Uri) {
-    if let Some(path) = uri.to_file_path()
-        && workspace.load(&path).is_ok_and(|loaded| loaded == file)
-    {
-        return;
-    }
-    let path = file.path(workspace.db()).clone();
-    workspace.remove_file(&path);
-}
-
-/// A compiler diagnostic as LSP's: ranges through line indexes built once per file.
-fn to_lsp(
-    files: &mut Files<'_>,
-    index: &LineIndex,
-    d: deployfit_compiler::Diagnostic,
-) -> Diagnostic {
-    let range = index.range(d.location.span.start as usize, d.location.span.end as usize);
-    let related = d
-        .labels
-        .iter()
-        .filter_map(|label| {
-            Some(DiagnosticRelatedInformation {
-                location: files.location(&label.location.file, label.location.span)?,
-                message: label.message.clone(),
-            })
-        })
-        .collect::<Vec<_>>();
-    let mut message = d.message.clone();
-    if let Some(help) = &d.help {
-        message.push_str("\nhelp: ");
-        message.push_str(help);
-    }
-    Diagnostic {
-        range,
-        severity: Some(match d.severity {
-            Severity::Error => DiagnosticSeverity::ERROR,
-            Severity::Warning => DiagnosticSeverity::WARNING,
-            Severity::Info => DiagnosticSeverity::INFORMATION,
-        }),
-        code: Some(NumberOrString::String(d.code.clone())),
-        source: Some("deployfit".into()),
-        message,
-        related_information: (!related.is_empty()).then_some(related),
-        ..Diagnostic::default()
-    }
-}
-
-/// Applies one change; a range from the client is clamped into the text (never a panic,
-/// whatever the positions).
-fn apply_change(text: &mut String, change: TextDocumentContentChangeEvent) {
-    match change.range {
-        Some(range) => {
-            let index = LineIndex::new(text);
-            let start = index.offset(range.start);
-            let end = index.offset(range.end).max(start);
-            text.replace_range(start..end, &change.text);
-        }
-        None => *text = change.text,
     }
 }
 
@@ -410,14 +262,14 @@ impl LanguageServer for Backend {
                     resolve_provider: Some(false),
                 }),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![EXPLAIN.into(), SOLVE.into()],
+                    commands: vec![actions::EXPLAIN.into(), actions::SOLVE.into()],
                     ..ExecuteCommandOptions::default()
                 }),
                 semantic_tokens_provider: Some(
                     SemanticTokensServerCapabilities::SemanticTokensOptions(
                         SemanticTokensOptions {
                             legend: SemanticTokensLegend {
-                                token_types: TOKEN_TYPES.to_vec(),
+                                token_types: hints::TOKEN_TYPES.to_vec(),
                                 token_modifiers: Vec::new(),
                             },
                             full: Some(SemanticTokensFullOptions::Bool(true)),
@@ -436,372 +288,79 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        let doc = params.text_document;
-        let (snapshot, file) = Self::set_text(&mut self.lock(), &doc.uri, doc.text, doc.version);
-        self.publish(doc.uri.clone(), doc.version, snapshot, file)
-            .await;
-        self.republish_importers(&doc.uri).await;
+        documents::did_open(self, params).await
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri.clone();
-        self.change(params).await;
-        self.republish_importers(&uri).await;
+        documents::did_change(self, params).await
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
-        let uri = params.text_document.uri;
-        let importers = {
-            let mut state = self.lock();
-            match state.documents.remove(&uri) {
-                Some(document) => {
-                    let importers = importers(&state, document.file, &uri);
-                    revert_to_disk(&mut state.workspace, document.file, &uri);
-                    importers
-                }
-                None => Vec::new(),
-            }
-        };
-        self.client.publish_diagnostics(uri, Vec::new(), None).await;
-        self.republish(importers).await;
+        documents::did_close(self, params).await
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
-        let position = params.text_document_position_params;
-        Ok(
-            self.with_document(&position.text_document.uri, |state, file, _, index| {
-                let offset = index.offset(position.position);
-                let hover = ide::hover(state.workspace.db(), file, offset)?;
-                Some(Hover {
-                    contents: HoverContents::Markup(MarkupContent {
-                        kind: MarkupKind::Markdown,
-                        value: hover.markdown,
-                    }),
-                    range: Some(index.range(hover.span.start as usize, hover.span.end as usize)),
-                })
-            }),
-        )
+        hover::hover(self, params).await
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
-        let position = params.text_document_position;
-        Ok(
-            self.with_document(&position.text_document.uri, |state, file, _, index| {
-                let offset = index.offset(position.position);
-                let items = ide::completions(state.workspace.db(), file, offset)
-                    .into_iter()
-                    .map(|c| CompletionItem {
-                        label: c.label,
-                        kind: Some(match c.kind {
-                            ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,
-                            ide::CompletionKind::Field => CompletionItemKind::FIELD,
-                            ide::CompletionKind::Entry => CompletionItemKind::VALUE,
-                            ide::CompletionKind::Word => CompletionItemKind::ENUM_MEMBER,
-                            ide::CompletionKind::Unit => CompletionItemKind::UNIT,
-                            ide::CompletionKind::Property => CompletionItemKind::PROPERTY,
-                        }),
-                        detail: (!c.detail.is_empty()).then_some(c.detail),
-                        ..CompletionItem::default()
-                    })
-                    .collect();
-                Some(CompletionResponse::Array(items))
-            }),
-        )
+        completion::completion(self, params).await
     }
 
     async fn goto_definition(
         &self,
         params: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
-        let position = params.text_document_position_params;
-        Ok(
-            self.with_document(&position.text_document.uri, |state, file, _, index| {
-                let offset = index.offset(position.position);
-                let target = ide::definition(state.workspace.db(), file, offset)?;
-                let location = Files::new(self, state).location(&target.path, target.span)?;
-                Some(GotoDefinitionResponse::Scalar(location))
-            }),
-        )
-    }
-
-    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        Ok(
-            self.with_document(&params.text_document.uri, |state, file, _, index| {
-                Some(
-                    ide::inlay_hints(state.workspace.db(), file)
-                        .into_iter()
-                        .map(|hint| InlayHint {
-                            position: index.position(hint.offset as usize),
-                            label: InlayHintLabel::String(format!(" {}", hint.label)),
-                            kind: None,
-                            text_edits: None,
-                            tooltip: None,
-                            padding_left: Some(true),
-                            padding_right: None,
-                            data: None,
-                        })
-                        .collect(),
-                )
-            }),
-        )
-    }
-
-    async fn document_symbol(
-        &self,
-        params: DocumentSymbolParams,
-    ) -> Result<Option<DocumentSymbolResponse>> {
-        Ok(
-            self.with_document(&params.text_document.uri, |state, file, _, index| {
-                #[allow(deprecated)]
-                let symbols = ide::symbols(state.workspace.db(), file)
-                    .into_iter()
-                    .map(|s| DocumentSymbol {
-                        name: s.name,
-                        detail: Some(s.kind.keyword().to_string()),
-                        kind: match s.kind {
-                            deployfit_compiler::syntax::ast::DeclKind::Deployment => {
-                                SymbolKind::OBJECT
-                            }
-                            deployfit_compiler::syntax::ast::DeclKind::Rule => SymbolKind::FUNCTION,
-                            _ => SymbolKind::STRUCT,
-                        },
-                        tags: None,
-                        deprecated: None,
-                        range: index.range(s.span.start as usize, s.span.end as usize),
-                        selection_range: index
-                            .range(s.name_span.start as usize, s.name_span.end as usize),
-                        children: None,
-                    })
-                    .collect();
-                Some(DocumentSymbolResponse::Nested(symbols))
-            }),
-        )
+        navigation::definition(self, params).await
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
-        let position = params.text_document_position;
-        Ok(
-            self.with_document(&position.text_document.uri, |state, file, _, index| {
-                let offset = index.offset(position.position);
-                let targets = ide::references(state.workspace.db(), file, offset);
-                let mut files = Files::new(self, state);
-                Some(
-                    targets
-                        .into_iter()
-                        .filter_map(|t| files.location(&t.path, t.span))
-                        .collect(),
-                )
-            }),
-        )
+        navigation::references(self, params).await
     }
 
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
-        let position = params.text_document_position;
-        let outcome = self.with_document(&position.text_document.uri, |state, file, _, index| {
-            let offset = index.offset(position.position);
-            Some(
-                ide::rename(state.workspace.db(), file, offset, &params.new_name).map(|targets| {
-                    let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-                    let mut files = Files::new(self, state);
-                    for t in targets {
-                        let Some(Location { uri, range }) = files.location(&t.path, t.span) else {
-                            continue;
-                        };
-                        changes.entry(uri).or_default().push(TextEdit {
-                            range,
-                            new_text: params.new_name.clone(),
-                        });
-                    }
-                    WorkspaceEdit {
-                        changes: Some(changes),
-                        ..WorkspaceEdit::default()
-                    }
-                }),
-            )
-        });
-        match outcome {
-            Some(Ok(edit)) => Ok(Some(edit)),
-            Some(Err(message)) => Err(tower_lsp_server::jsonrpc::Error::invalid_params(message)),
-            None => Ok(None),
-        }
+        navigation::rename(self, params).await
     }
 
     async fn prepare_rename(
         &self,
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
-        let outcome = self.with_document(&params.text_document.uri, |state, file, _, index| {
-            let offset = index.offset(params.position);
-            Some(
-                ide::prepare_rename(state.workspace.db(), file, offset).map(|span| {
-                    PrepareRenameResponse::Range(
-                        index.range(span.start as usize, span.end as usize),
-                    )
-                }),
-            )
-        });
-        match outcome {
-            Some(Ok(range)) => Ok(Some(range)),
-            Some(Err(message)) => Err(tower_lsp_server::jsonrpc::Error::invalid_params(message)),
-            None => Ok(None),
-        }
+        navigation::prepare_rename(self, params).await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        hints::inlay_hints(self, params).await
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        hints::symbols(self, params).await
     }
 
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
-        Ok(
-            self.with_document(&params.text_document.uri, |state, file, _, index| {
-                let mut data = Vec::new();
-                let (mut line, mut character) = (0u32, 0u32);
-                // Tokens come in source order; each conversion is a binary search.
-                for token in ide::semantic_tokens(state.workspace.db(), file) {
-                    let start = index.position(token.start as usize);
-                    let end = index.position(token.start as usize + token.len as usize);
-                    if end.line != start.line {
-                        continue;
-                    }
-                    let Some(delta_line) = start.line.checked_sub(line) else {
-                        continue;
-                    };
-                    let delta_start = if delta_line == 0 {
-                        match start.character.checked_sub(character) {
-                            Some(delta) => delta,
-                            None => continue,
-                        }
-                    } else {
-                        start.character
-                    };
-                    data.push(SemanticToken {
-                        delta_line,
-                        delta_start,
-                        length: end.character - start.character,
-                        token_type: token_index(token.kind),
-                        token_modifiers_bitset: 0,
-                    });
-                    (line, character) = (start.line, start.character);
-                }
-                Some(SemanticTokensResult::Tokens(SemanticTokens {
-                    result_id: None,
-                    data,
-                }))
-            }),
-        )
+        hints::semantic_tokens(self, params).await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        let uri = params.text_document.uri;
-        Ok(self.with_document(&uri, |state, file, _, index| {
-            let start = index.offset(params.range.start);
-            let end = index.offset(params.range.end);
-            let span = deployfit_compiler::span::Span::new(start, end);
-            let actions = ide::code_actions(state.workspace.db(), file, span)
-                .into_iter()
-                .map(|fix| {
-                    let edits = fix
-                        .edits
-                        .into_iter()
-                        .map(|(span, new_text)| TextEdit {
-                            range: index.range(span.start as usize, span.end as usize),
-                            new_text,
-                        })
-                        .collect();
-                    CodeActionOrCommand::CodeAction(CodeAction {
-                        title: fix.title,
-                        kind: Some(CodeActionKind::QUICKFIX),
-                        edit: Some(WorkspaceEdit {
-                            changes: Some(HashMap::from([(uri.clone(), edits)])),
-                            ..WorkspaceEdit::default()
-                        }),
-                        ..CodeAction::default()
-                    })
-                })
-                .collect();
-            Some(actions)
-        }))
+        actions::code_actions(self, params).await
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
-        let uri = params.text_document.uri;
-        Ok(self.with_document(&uri, |state, file, _, index| {
-            let mut lenses = Vec::new();
-            for (name, span, holes) in ide::deployments(state.workspace.db(), file) {
-                let range = index.range(span.start as usize, span.end as usize);
-                let arguments = Some(vec![
-                    LSPAny::String(uri.as_str().to_string()),
-                    LSPAny::String(name.clone()),
-                ]);
-                lenses.push(CodeLens {
-                    range,
-                    command: Some(Command {
-                        title: "explain".into(),
-                        command: EXPLAIN.into(),
-                        arguments: arguments.clone(),
-                    }),
-                    data: None,
-                });
-                if holes {
-                    lenses.push(CodeLens {
-                        range,
-                        command: Some(Command {
-                            title: "solve".into(),
-                            command: SOLVE.into(),
-                            arguments,
-                        }),
-                        data: None,
-                    });
-                }
-            }
-            Some(lenses)
-        }))
+        actions::code_lenses(self, params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
-        let text_argument = |i: usize| {
-            params
-                .arguments
-                .get(i)
-                .and_then(|a| a.as_str())
-                .map(str::to_string)
-        };
-        let (Some(uri), Some(name)) = (text_argument(0), text_argument(1)) else {
-            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
-                "expected [uri, deployment]",
-            ));
-        };
-        let Ok(uri) = uri.parse::<Uri>() else {
-            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(
-                "not a URI",
-            ));
-        };
-        let output = self.with_document(&uri, |state, file, _, _| match params.command.as_str() {
-            EXPLAIN => ide::explain_markdown(state.workspace.db(), file, &name),
-            SOLVE => ide::solve_summary(state.workspace.db(), file, &name),
-            _ => None,
-        });
-        let Some(output) = output else {
-            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
-                "`{}` cannot run for `{name}`",
-                params.command
-            )));
-        };
-        self.client
-            .show_message(MessageType::INFO, output.clone())
-            .await;
-        Ok(Some(LSPAny::String(output)))
+        actions::execute_command(self, params).await
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        Ok(
-            self.with_document(&params.text_document.uri, |_, _, text, index| {
-                let formatted = deployfit_compiler::fmt::format(text).ok()?;
-                Some(vec![TextEdit {
-                    range: index.range(0, text.len()),
-                    new_text: formatted,
-                }])
-            }),
-        )
+        formatting::format(self, params).await
     }
 }
 
