@@ -946,3 +946,6 @@ pub fn deployments(db: &dyn Db, file: SourceFile) -> Vec<(String, Span, bool)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
