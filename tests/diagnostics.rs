@@ -102,3 +102,91 @@ fn every_documented_code_has_a_fixture() {
         assert!(path.exists(), "no fixture for {code} at {}", path.display());
     }
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("source directory") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The `"deploy::AREA::NAME"` string literals of a source (or stdlib) file outside its
+/// test module;
+/// an interpolated part (`deploy::rule::{name}`) reads as `NAME`.
+fn emitted_codes(text: &str) -> Vec<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("\"deploy::") {
+        let rest = &text[at + 1..];
+        let Some(end) = rest.find('"') else {
+            continue;
+        };
+        let mut code = String::new();
+        let mut chars = rest[..end].chars();
+        while let Some(c) = chars.next() {
+            if c == '{' {
+                chars.by_ref().find(|&c| c == '}');
+                code.push_str("NAME");
+            } else {
+                code.push(c);
+            }
+        }
+        out.push(code);
+    }
+    out
+}
+
+#[test]
+fn every_emitted_code_is_listed_documented_and_has_a_fixture() {
+    assert_eq!(
+        emitted_codes(
+            "Diag::error(\"deploy::x::y\", m, at); format!(\"deploy::rule::{name}\");\n\
+             #[cfg(test)] mod tests { const C: &str = \"deploy::test::code\"; }"
+        ),
+        ["deploy::x::y", "deploy::rule::NAME"]
+    );
+    let root = common::root();
+    let listed: Vec<&str> = deployfit_compiler::diagnostics::codes::CODES
+        .iter()
+        .map(|(code, _)| *code)
+        .collect();
+    let docs = std::fs::read_to_string(root.join("docs/language.md")).unwrap();
+    let mut files = Vec::new();
+    for dir in ["compiler/src", "lsp/src", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    // The catalog's rules give their codes in `code = "deploy::fit::..."`.
+    files.extend(common::deploy_files("stdlib"));
+    let codes_rs = root.join("compiler/src/diagnostics/codes.rs");
+    let mut emitted = std::collections::BTreeSet::new();
+    for file in files.iter().filter(|f| **f != codes_rs) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for code in emitted_codes(&text) {
+            emitted.insert((code, file.display().to_string()));
+        }
+    }
+    // The scan sees the codes the pipeline emits (a guard against a silently empty scan).
+    assert!(emitted.len() >= 30, "{emitted:?}");
+    for (code, file) in &emitted {
+        assert!(
+            listed.contains(&code.as_str()),
+            "{code} (in {file}) is not in compiler/src/diagnostics/codes.rs"
+        );
+    }
+    for code in &listed {
+        assert!(
+            emitted.iter().any(|(c, _)| c == code),
+            "{code} is listed in codes.rs but nothing emits it"
+        );
+        assert!(
+            docs.contains(&format!("**`{code}`**")),
+            "{code} is not documented in docs/language.md's code list"
+        );
+        // every_documented_code_has_a_fixture checks the fixture of each listed code.
+    }
+}

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::diagnostics::{Diag, Diagnostic, Label, Loc, Location};
+use crate::diagnostics::{Diag, Diagnostic, Label, Loc, Location, Suggestion};
 use crate::eval;
 use crate::names::{self, Scope};
 use crate::span::{LineIndex, Span};
@@ -401,6 +401,15 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                     .map(|(loc, text)| finish_label(db, *loc, text))
                     .collect(),
                 help: diag.help.clone(),
+                suggestions: diag
+                    .suggestions
+                    .iter()
+                    .map(|(title, loc, replacement)| Suggestion {
+                        title: title.clone(),
+                        location: finish_label(db, *loc, "").location,
+                        replacement: replacement.clone(),
+                    })
+                    .collect(),
             }
         })
         .collect();

@@ -24,5 +24,5 @@ pub mod units;
 mod workspace;
 
 pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};
-pub use diagnostics::{Diagnostic, Label, Severity};
+pub use diagnostics::{Diagnostic, Label, Severity, Suggestion};
 pub use workspace::Workspace;

@@ -51,6 +51,8 @@ pub struct Diag<'db> {
     pub label: String,
     pub labels: Vec<(Loc<'db>, String)>,
     pub help: Option<String>,
+    /// Machine-applicable fixes: (title, where, replacement text).
+    pub suggestions: Vec<(String, Loc<'db>, String)>,
 }
 
 impl<'db> Diag<'db> {
@@ -63,6 +65,7 @@ impl<'db> Diag<'db> {
             label: String::new(),
             labels: Vec::new(),
             help: None,
+            suggestions: Vec::new(),
         }
     }
 
@@ -84,6 +87,20 @@ impl<'db> Diag<'db> {
         self.help = Some(text.into());
         self
     }
+
+    /// When there is one, a replacement of the primary span (the name a "did you mean"
+    /// help names), as a structured suggestion editors can apply.
+    pub fn suggest(mut self, replacement: Option<impl Into<String>>) -> Self {
+        if let Some(replacement) = replacement {
+            let replacement = replacement.into();
+            self.suggestions.push((
+                format!("Replace with `{replacement}`"),
+                self.loc,
+                replacement,
+            ));
+        }
+        self
+    }
 }
 
 /// A finished diagnostic: file paths, absolute byte spans, 1-based lines and columns.
@@ -98,6 +115,17 @@ pub struct Diagnostic {
     pub label: String,
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// Machine-applicable fixes: replace the text at a location.
+    pub suggestions: Vec<Suggestion>,
+}
+
+/// A fix an editor or tool can apply: replace the text at `location` with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Suggestion {
+    pub title: String,
+    #[serde(flatten)]
+    pub location: Location,
+    pub replacement: String,
 }
 
 /// A place in a file: byte span, and 1-based lines and columns (in characters); the

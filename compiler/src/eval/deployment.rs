@@ -440,10 +440,11 @@ pub(crate) fn resolve<'db>(
                             Loc::Decl(key, field.value.span),
                         )
                         .label("unknown model")
-                        .help(match suggestion {
+                        .help(match &suggestion {
                             Some(s) => format!("did you mean `{s}`?"),
                             None => "add it: `model my_model { hf = \"...\" params = ... }`".to_string(),
-                        }),
+                        })
+                        .suggest(suggestion),
                     ))
                 }
             }

@@ -144,7 +144,8 @@ fn ancestors<'db>(
         match scope.lookup(kind, &parent.name) {
             None => {
                 if current == key {
-                    let help = match scope.suggest(kind, &parent.name) {
+                    let suggestion = scope.suggest(kind, &parent.name);
+                    let help = match &suggestion {
                         Some(s) => format!("did you mean `{s}`?"),
                         None => format!("`extends` names another {} entry", kind.keyword()),
                     };
@@ -155,7 +156,8 @@ fn ancestors<'db>(
                             Loc::Decl(key, parent.span),
                         )
                         .label(format!("not {} in scope", kind.describe()))
-                        .help(help),
+                        .help(help)
+                        .suggest(suggestion),
                     );
                 }
                 break;
@@ -355,7 +357,8 @@ fn check_entries<'db>(
         match specs.iter().find(|spec| spec.name == name.name) {
             None => {
                 let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
-                let help = match closest(&name.name, names.iter().copied()) {
+                let suggestion = closest(&name.name, names.iter().copied());
+                let help = match &suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("a {what} has the fields {}", quote_list(&names)),
                 };
@@ -366,7 +369,8 @@ fn check_entries<'db>(
                         Loc::Decl(key, name.span),
                     )
                     .label("unknown field")
-                    .help(help),
+                    .help(help)
+                    .suggest(suggestion),
                 );
             }
             Some(spec) if (spec.ty == FieldTy::Block) != is_block => {
@@ -527,7 +531,8 @@ pub fn const_field<'db>(
                 Ok(Value::Symbol(name.clone()))
             }
             ExprKind::Name(name) => {
-                let help = match closest(name, words.iter().copied()) {
+                let suggestion = closest(name, words.iter().copied());
+                let help = match &suggestion {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("write one of {}", quote_list(words)),
                 };
@@ -538,7 +543,8 @@ pub fn const_field<'db>(
                         loc,
                     )
                     .label("unknown word")
-                    .help(help),
+                    .help(help)
+                    .suggest(suggestion),
                 ))
             }
             _ => Err(wrong("something else")),
@@ -735,7 +741,8 @@ pub fn lookup<'db>(
     if scope.lookup(kind, name).is_some() {
         return Ok(Value::Ref(kind, name.to_string()));
     }
-    let help = match scope.suggest(kind, name) {
+    let suggestion = scope.suggest(kind, name);
+    let help = match &suggestion {
         Some(s) => format!("did you mean `{s}`?"),
         None => format!(
             "no {} is called `{name}`; the catalog's are in stdlib/{}.deploy",
@@ -758,7 +765,8 @@ pub fn lookup<'db>(
             Loc::Decl(owner, span),
         )
         .label(format!("not {} in scope", kind.describe()))
-        .help(help),
+        .help(help)
+        .suggest(suggestion),
     ))
 }
 

@@ -186,7 +186,8 @@ impl<'db> Checker<'_, 'db> {
                 self.loc(span),
             )
             .label("unknown")
-            .help(help),
+            .help(help)
+            .suggest(suggestion),
         );
     }
 
@@ -261,7 +262,8 @@ impl<'db> Checker<'_, 'db> {
                             Ty::Ref(kind) => schema(kind).iter().map(|s| s.name).collect(),
                             _ => WORKLOAD.iter().map(|s| s.name).collect(),
                         };
-                        let help = match closest(&field.name, candidates.iter().copied()) {
+                        let suggestion = closest(&field.name, candidates.iter().copied());
+                        let help = match &suggestion {
                             Some(s) => format!("did you mean `{s}`?"),
                             None => format!("the fields are {}", schema::quote_list(&candidates)),
                         };
@@ -272,7 +274,8 @@ impl<'db> Checker<'_, 'db> {
                                 self.loc(field.span),
                             )
                             .label("unknown field")
-                            .help(help),
+                            .help(help)
+                            .suggest(suggestion),
                         );
                         None
                     }
@@ -284,7 +287,8 @@ impl<'db> Checker<'_, 'db> {
                     tys.push(self.expr(arg)?);
                 }
                 if !FUNCTIONS.contains(&name.name.as_str()) {
-                    let help = match closest(&name.name, FUNCTIONS.iter().copied()) {
+                    let suggestion = closest(&name.name, FUNCTIONS.iter().copied());
+                    let help = match &suggestion {
                         Some(s) => format!("did you mean `{s}`?"),
                         None => format!("the functions are {}", schema::quote_list(FUNCTIONS)),
                     };
@@ -295,7 +299,8 @@ impl<'db> Checker<'_, 'db> {
                             self.loc(name.span),
                         )
                         .label("unknown function")
-                        .help(help),
+                        .help(help)
+                        .suggest(suggestion),
                     );
                     return None;
                 }
@@ -524,7 +529,7 @@ impl<'db> Checker<'_, 'db> {
             }
         };
         if !found {
-            let help = match suggestion {
+            let help = match &suggestion {
                 Some(s) => format!("did you mean `{s}`?"),
                 None => format!("write {what} from the catalog"),
             };
@@ -535,7 +540,8 @@ impl<'db> Checker<'_, 'db> {
                     self.loc(span),
                 )
                 .label("unknown")
-                .help(help),
+                .help(help)
+                .suggest(suggestion),
             );
         }
         found

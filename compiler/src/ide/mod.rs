@@ -830,8 +830,8 @@ fn suggested_assignments(help: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The quick fixes for the diagnostics that overlap `span`: "did you mean" replacements,
-/// and setting the fields the helps name (a context that fits, the solver's choice).
+/// The quick fixes for the diagnostics that overlap `span`: their structured suggestions
+/// (the "did you mean" replacements), and setting the fields the helps name (a context that fits, the solver's choice).
 pub fn code_actions(db: &dyn Db, file: SourceFile, span: Span) -> Vec<Fix> {
     let text = file.text(db);
     let mut fixes = Vec::new();
@@ -840,19 +840,16 @@ pub fn code_actions(db: &dyn Db, file: SourceFile, span: Span) -> Vec<Fix> {
         if at.end < span.start || at.start > span.end {
             continue;
         }
+        if !diag.suggestions.is_empty() {
+            fixes.extend(diag.suggestions.iter().map(|suggestion| Fix {
+                title: suggestion.title.clone(),
+                edits: vec![(suggestion.location.span, suggestion.replacement.clone())],
+            }));
+            continue;
+        }
         let Some(help) = &diag.help else {
             continue;
         };
-        if let Some(suggestion) = help
-            .strip_prefix("did you mean `")
-            .and_then(|rest| rest.strip_suffix("`?"))
-        {
-            fixes.push(Fix {
-                title: format!("Replace with `{suggestion}`"),
-                edits: vec![(at, suggestion.to_string())],
-            });
-            continue;
-        }
         // Set a field of the deployment the diagnostic is in.
         let Some((DeclKind::Deployment, Some(key))) = enclosing_kind(db, file, at.start as usize)
         else {

@@ -590,6 +590,7 @@ mod tests {
             label: String::new(),
             labels: Vec::new(),
             help: Some("help".into()),
+            suggestions: Vec::new(),
         }
         .with_spans(spans)
     }

@@ -1,0 +1,120 @@
+//! Structured suggestions: the JSON output carries each "did you mean" fix as an edit
+//! (file, byte span, replacement), applying the edits fixes the file, and the language
+//! server's quick fixes are exactly those edits.
+
+mod common;
+
+mod lsp_support;
+
+use common::{deployfit_in, json, scratch};
+use lsp_support::{Session, position_of, uri_of};
+use serde_json::{Value, json};
+
+/// Misspelt GPU and field, after non-ASCII text so that byte and character offsets differ.
+const TEXT: &str = "// modèle de démo — ünïcode\ndeployment demo_chat { // “démo”\n    model   = glm4_9b\n    quant   = Q4_K_M\n    engine  = llamacpp\n    gpu     = rtx_3090x\n    contxt  = 8k\n}\n";
+
+fn suggestions_of(report: &Value) -> Vec<(String, usize, usize, String)> {
+    let mut out = Vec::new();
+    for diag in report["diagnostics"].as_array().unwrap() {
+        for s in diag["suggestions"]
+            .as_array()
+            .expect("suggestions is an array")
+        {
+            out.push((
+                s["title"].as_str().unwrap().to_string(),
+                s["span"]["start"].as_u64().unwrap() as usize,
+                s["span"]["end"].as_u64().unwrap() as usize,
+                s["replacement"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn json_suggestions_are_edits_that_fix_the_file() {
+    let dir = scratch("suggestions_json");
+    let path = dir.join("demo.deploy");
+    std::fs::write(&path, TEXT).unwrap();
+    let output = deployfit_in(&dir, &["check", "--format", "json", "demo.deploy"]);
+    let report = json(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    let suggestions = suggestions_of(&report);
+    assert_eq!(suggestions.len(), 2, "{report}");
+    let by_text: Vec<(&str, &str, &str)> = suggestions
+        .iter()
+        .map(|(title, start, end, replacement)| {
+            (title.as_str(), &TEXT[*start..*end], replacement.as_str())
+        })
+        .collect();
+    assert!(
+        by_text.contains(&("Replace with `rtx_3090`", "rtx_3090x", "rtx_3090")),
+        "{by_text:?}"
+    );
+    assert!(
+        by_text.contains(&("Replace with `context`", "contxt", "context")),
+        "{by_text:?}"
+    );
+    // Every diagnostic has the field, empty when there is no single edit.
+    for diag in report["diagnostics"].as_array().unwrap() {
+        assert!(diag["suggestions"].is_array(), "{diag}");
+    }
+
+    // Applying the edits (from the end, so earlier spans stay valid) fixes the file.
+    let mut fixed = TEXT.to_string();
+    let mut edits = suggestions.clone();
+    edits.sort_by_key(|(_, start, _, _)| std::cmp::Reverse(*start));
+    for (_, start, end, replacement) in edits {
+        fixed.replace_range(start..end, &replacement);
+    }
+    std::fs::write(&path, &fixed).unwrap();
+    let output = deployfit_in(&dir, &["check", "--format", "json", "demo.deploy"]);
+    let report = json(&output);
+    let codes: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        !codes
+            .iter()
+            .any(|c| c.starts_with("deploy::name::") || *c == "deploy::field::unknown"),
+        "{fixed}\n{report}"
+    );
+}
+
+#[test]
+fn quick_fixes_are_the_json_suggestions() {
+    let dir = scratch("suggestions_lsp");
+    let path = dir.join("demo.deploy");
+    std::fs::write(&path, TEXT).unwrap();
+    let report = json(&deployfit_in(
+        &dir,
+        &["check", "--format", "json", "demo.deploy"],
+    ));
+    let suggestions = suggestions_of(&report);
+    assert_eq!(suggestions.len(), 2, "{report}");
+
+    let uri = uri_of(&path);
+    let mut session = Session::start();
+    session.open(&uri, TEXT);
+    for (title, start, end, replacement) in suggestions {
+        let range = json!({ "start": position_of(TEXT, start), "end": position_of(TEXT, end) });
+        let actions = session.request(
+            "textDocument/codeAction",
+            json!({ "textDocument": { "uri": uri }, "range": range, "context": { "diagnostics": [] } }),
+        );
+        let action = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["title"] == title.as_str())
+            .unwrap_or_else(|| panic!("no quick fix `{title}` in {actions}"));
+        let edits = action["edit"]["changes"][&uri].as_array().unwrap();
+        assert_eq!(edits.len(), 1, "{action}");
+        assert_eq!(edits[0]["range"], range, "{action}");
+        assert_eq!(edits[0]["newText"], replacement.as_str(), "{action}");
+    }
+    session.finish();
+}
