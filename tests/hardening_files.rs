@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{deployfit_in, json, scratch, stdout};
+use common::{codes, deployfit_in, json, scratch, stdout};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -18,15 +18,6 @@ fn stderr(output: &std::process::Output) -> String {
 /// stuck test run).
 fn run_bounded(dir: &Path, args: &[&str], limit: Duration) -> std::process::Output {
     common::deployfit_timed(dir, args, limit).0
-}
-
-fn codes(report: &serde_json::Value) -> Vec<String> {
-    report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 const NAIVE: &str = "// naïve: a comment in another language — 中文 ünïcödé\nx\ndeployment d {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_3090\n}\n";

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{deploy_files, deployfit_in, json, scratch};
+use common::{codes, deploy_files, deployfit_in, json, scratch};
 use deployfit_compiler::{Severity, Workspace};
 
 /// Runs the binary on a file with these bytes and returns the JSON report.
@@ -19,15 +19,6 @@ fn check_bytes(name: &str, bytes: &[u8]) -> serde_json::Value {
         String::from_utf8_lossy(&output.stderr)
     );
     json(&output)
-}
-
-fn codes(report: &serde_json::Value) -> Vec<String> {
-    report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

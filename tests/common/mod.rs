@@ -29,6 +29,16 @@ pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The codes of a JSON report's diagnostics, in order.
+pub fn codes(report: &serde_json::Value) -> Vec<String> {
+    report["diagnostics"]
+        .as_array()
+        .expect("a diagnostics array")
+        .iter()
+        .map(|d| d["code"].as_str().expect("a code").to_string())
+        .collect()
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
