@@ -88,29 +88,18 @@ fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
     (start < end).then(|| (text[start..end].to_string(), Span::new(start, end)))
 }
 
-/// Words that a name may not be: the grammar's keywords, the declaration kinds and the
-/// boolean literals (`rename` refuses them: `not`, `and`, `one_of` … would break the file).
+/// Words that a name may not be, besides the declaration kinds (`DeclKind`'s
+/// keywords): the grammar's other keywords and the boolean literals (`rename` refuses
+/// them: `not`, `and`, `one_of` … would break the file).
 pub const RESERVED: &[&str] = &[
-    "import",
-    "extends",
-    "require",
-    "else",
-    "minimize",
-    "maximize",
-    "one_of",
-    "and",
-    "or",
-    "not",
-    "gpu",
-    "model",
-    "quant",
-    "kv",
-    "engine",
-    "rule",
-    "deployment",
-    "true",
-    "false",
+    "import", "extends", "require", "else", "minimize", "maximize", "one_of", "and", "or", "not",
+    "true", "false",
 ];
+
+/// Whether `name` is a keyword: a declaration kind or one of [`RESERVED`].
+pub fn is_reserved(name: &str) -> bool {
+    DeclKind::from_keyword(name).is_some() || RESERVED.contains(&name)
+}
 
 /// Whether `name` is a valid new name: the grammar's `ident` and not a reserved word.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -125,7 +114,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
             "`{shown}` is not a name: ASCII letters, digits and `_`, not starting with a digit"
         ));
     }
-    if RESERVED.contains(&name) {
+    if is_reserved(name) {
         return Err(format!(
             "`{name}` is a reserved word of the language; choose another name"
         ));
