@@ -1141,7 +1141,7 @@ fn check_diagnostics(
     problems
 }
 
-fn check_figures(summaries: &[deployfit_compiler::db::DeploymentSummary]) -> Vec<String> {
+fn check_figures(summaries: &[deployfit_compiler::diagnostics::DeploymentSummary]) -> Vec<String> {
     let mut problems = Vec::new();
     for summary in summaries {
         for (name, value) in &summary.figures {
@@ -1199,7 +1199,7 @@ type Meaning = (Vec<String>, Vec<(String, BTreeMap<String, String>)>);
 /// What fmt must preserve: the sorted diagnostic codes and each deployment's figures.
 fn meaning(
     diagnostics: &[Diagnostic],
-    summaries: &[deployfit_compiler::db::DeploymentSummary],
+    summaries: &[deployfit_compiler::diagnostics::DeploymentSummary],
 ) -> Meaning {
     let mut codes: Vec<String> = diagnostics.iter().map(|d| d.code.clone()).collect();
     codes.sort();

@@ -111,7 +111,7 @@ impl Analysis {
     }
 
     pub fn diagnostics(&self, file: SourceFile) -> Cancellable<Vec<Diagnostic>> {
-        self.with(|db| db::diagnostics(db, file))
+        self.with(|db| crate::check::diagnostics(db, file))
     }
 
     pub fn hover(&self, file: SourceFile, offset: usize) -> Cancellable<Option<ide::Hover>> {

@@ -1,13 +1,13 @@
-//! The salsa database: inputs (source files, the embedded stdlib) and the query pipeline
-//! `parse → decl → scope → entry / deployment → file_diagnostics`.
+//! The salsa database, the base every query stands on: inputs (source files, the
+//! embedded stdlib), declaration keys, and the queries that need nothing above them —
+//! parse, declarations, imports, line index. The queries of each later stage live beside
+//! their code: `names::scope`, `eval::entry_of`, `check::deployment`,
+//! `check::file_diags`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::diagnostics::{Diag, Diagnostic, Label, Loc, Location, Suggestion};
-use crate::eval;
-use crate::names::{self, Scope};
 use crate::span::{LineIndex, Span};
 use crate::syntax::{self, Parsed, ast::Decl, ast::DeclKind};
 
@@ -284,138 +284,10 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<ResolvedImport> {
         .collect()
 }
 
-/// The names visible from a file: stdlib, the file, and its imports (transitively).
-#[salsa::tracked(returns(ref))]
-pub fn scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
-    names::build_scope(db, file)
-}
-
-/// Where the `extends` chain of every entry in a file's scope leads (see
-/// [`names::extends_chains`]).
-#[salsa::tracked(returns(ref))]
-pub fn extends_chains<'db>(
-    db: &'db dyn Db,
-    file: SourceFile,
-) -> HashMap<DeclKey<'db>, names::Chain> {
-    names::extends_chains(db, file)
-}
-
-/// A catalog entry (gpu, model, quant, kv, engine, rule) with `extends` applied and its
-/// fields evaluated.
-#[salsa::tracked(returns(ref))]
-pub fn entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> eval::Entry<'db> {
-    eval::entry::evaluate_entry(db, key)
-}
-
-/// A deployment: fields resolved, figures estimated, requires and rules checked.
-#[salsa::tracked(returns(ref))]
-pub fn deployment<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> eval::DeploymentResult<'db> {
-    eval::deployment::evaluate(db, key)
-}
-
-/// Every diagnostic of a file, in the pipeline's relative form.
-#[salsa::tracked(returns(ref))]
-pub fn file_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
-    let mut diags = Vec::new();
-    if let Some(at) = file.invalid_utf8_at(db) {
-        diags.push(
-            Diag::error(
-                "deploy::syntax::invalid_utf8",
-                "the file is not valid UTF-8",
-                Loc::File(file, Span::new(at as usize, at as usize + 1)),
-            )
-            .label("invalid byte sequence")
-            .help("save the file as UTF-8"),
-        );
-    }
-    for error in &parse(db, file).errors {
-        diags.push(
-            Diag::error(
-                error.code,
-                error.message.clone(),
-                Loc::File(file, error.span),
-            )
-            .label(error.label.clone())
-            .help(error.help.clone()),
-        );
-    }
-    diags.extend(names::scope_diags(db, file));
-    for key in decl_keys(db, file) {
-        if key.kind(db) == DeclKind::Deployment {
-            diags.extend(deployment(db, *key).diags.iter().cloned());
-        } else {
-            diags.extend(entry(db, *key).diags.iter().cloned());
-        }
-    }
-    diags
-}
-
-/// Resolves a pipeline location to a path and an absolute span.
-pub fn resolve_loc(db: &dyn Db, loc: Loc<'_>) -> (SourceFile, Span) {
-    match loc {
-        Loc::File(file, span) => (file, span),
-        Loc::Decl(key, span) => (key.file(db), span.shift(decl_offset(db, key))),
-    }
-}
-
 /// Line starts of a file, for line and column numbers.
 #[salsa::tracked(returns(ref))]
 pub fn line_index(db: &dyn Db, file: SourceFile) -> LineIndex {
     LineIndex::new(file.text(db))
-}
-
-fn finish_label(db: &dyn Db, loc: Loc<'_>, message: &str) -> Label {
-    let (file, span) = resolve_loc(db, loc);
-    let text = file.text(db);
-    let index = line_index(db, file);
-    let (line, column) = index.line_col(text, span.start);
-    let (end_line, end_column) = index.line_col(text, span.end);
-    Label {
-        location: Location {
-            file: file.path(db).clone(),
-            span,
-            line,
-            column,
-            end_line,
-            end_column,
-        },
-        message: message.to_string(),
-    }
-}
-
-/// The finished diagnostics of a file, sorted by position.
-pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = file_diags(db, file)
-        .iter()
-        .map(|diag| {
-            let primary = finish_label(db, diag.loc, &diag.label);
-            Diagnostic {
-                code: diag.code.clone(),
-                severity: diag.severity,
-                message: diag.message.clone(),
-                location: primary.location,
-                label: diag.label.clone(),
-                labels: diag
-                    .labels
-                    .iter()
-                    .map(|(loc, text)| finish_label(db, *loc, text))
-                    .collect(),
-                help: diag.help.clone(),
-                suggestions: diag
-                    .suggestions
-                    .iter()
-                    .map(|(title, loc, replacement)| Suggestion {
-                        title: title.clone(),
-                        location: finish_label(db, *loc, "").location,
-                        replacement: replacement.clone(),
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| (a.location.span.start, &a.code).cmp(&(b.location.span.start, &b.code)));
-    out.dedup();
-    out
 }
 
 /// Every file reachable through imports from `file`, itself excluded.
@@ -435,40 +307,4 @@ pub fn reachable(db: &dyn Db, file: SourceFile) -> Vec<SourceFile> {
         }
     }
     order
-}
-
-/// The figures of one deployment, as display strings, for summaries.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct DeploymentSummary {
-    pub name: String,
-    pub file: PathBuf,
-    pub line: usize,
-    /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
-    pub figures: BTreeMap<String, String>,
-}
-
-/// One summary per deployment of a file, in source order.
-pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSummary> {
-    decl_keys(db, file)
-        .iter()
-        .filter(|key| key.kind(db) == DeclKind::Deployment)
-        .map(|key| {
-            let name_span = decl(db, *key).map(|d| d.name.span).unwrap_or_default();
-            let (_, span) = resolve_loc(db, Loc::Decl(*key, name_span));
-            let figures = deployment(db, *key)
-                .props
-                .iter()
-                .flatten()
-                .filter_map(|(name, value)| {
-                    value.as_ref().ok().map(|v| (name.clone(), v.display()))
-                })
-                .collect();
-            DeploymentSummary {
-                name: key.name(db).clone(),
-                file: file.path(db).clone(),
-                line: line_index(db, file).line_col(file.text(db), span.start).0,
-                figures,
-            }
-        })
-        .collect()
 }

@@ -3,10 +3,13 @@
 use serde::Serialize;
 
 use crate::db::{self, Db, SourceFile};
+use crate::eval::EvalError;
 use crate::eval::Value;
 use crate::eval::deployment::Setup;
-use crate::eval::memory::{Breakdown, unified_memory_share};
+use crate::eval::estimate::{Breakdown, unified_memory_share};
+use crate::eval::figures::{Figure, Figures};
 use crate::syntax::ast::DeclKind;
+use crate::units::{per_hour, per_mtok};
 
 /// One deployment explained: what it resolved to, its memory in exact bytes, and the
 /// assumptions behind the figures.
@@ -46,28 +49,20 @@ pub struct Performance {
     pub bound: Option<String>,
 }
 
-fn performance(
-    props: &std::collections::BTreeMap<String, Result<Value, crate::eval::EvalError>>,
-) -> Performance {
-    let number = |name: &str| match props.get(name) {
-        Some(Ok(Value::Q(q))) if q.value().is_finite() => Some(q.value()),
-        _ => None,
-    };
+fn performance(figures: &Figures) -> Performance {
+    let number = |figure: &Figure<f64>| figure.clone().ok().filter(|v| v.is_finite());
     Performance {
-        decode_tps: number("decode_tps"),
-        decode_tps_low: number("decode_tps_low"),
-        decode_tps_high: number("decode_tps_high"),
-        throughput_tps: number("throughput"),
-        prefill_tps: number("prefill_tps"),
-        prefill_tps_low: number("prefill_tps_low"),
-        prefill_tps_high: number("prefill_tps_high"),
-        ttft_s: number("ttft"),
-        cost_per_hour: number("cost_per_hour").map(|per_second| per_second * 3600.0),
-        cost_per_mtok: number("cost_per_mtok").map(|per_token| per_token * 1e6),
-        bound: match props.get("bound") {
-            Some(Ok(Value::Str(bound))) => Some(bound.clone()),
-            _ => None,
-        },
+        decode_tps: number(&figures.decode_tps),
+        decode_tps_low: number(&figures.decode_tps_low),
+        decode_tps_high: number(&figures.decode_tps_high),
+        throughput_tps: number(&figures.throughput),
+        prefill_tps: number(&figures.prefill_tps),
+        prefill_tps_low: number(&figures.prefill_tps_low),
+        prefill_tps_high: number(&figures.prefill_tps_high),
+        ttft_s: number(&figures.ttft),
+        cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
+        cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
+        bound: figures.bound.clone().ok(),
     }
 }
 
@@ -80,22 +75,22 @@ pub struct NotEvaluated {
 
 /// Every deployment of a file, explained or not.
 pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEvaluated>> {
-    let summaries = db::deployment_summaries(db, file);
+    let summaries = crate::check::deployment_summaries(db, file);
     db::decl_keys(db, file)
         .iter()
         .filter(|key| key.kind(db) == DeclKind::Deployment)
         .zip(summaries)
         .map(|(key, summary)| {
-            let result = db::deployment(db, *key);
+            let result = crate::check::deployment(db, *key);
             let (Some(setup), Some(breakdown)) = (&result.setup, &result.breakdown) else {
                 return Err(NotEvaluated {
                     deployment: summary.name,
                     line: summary.line,
                 });
             };
-            let scope = db::scope(db, file);
+            let scope = crate::names::scope(db, file);
             let entry =
-                |kind: DeclKind, name: &str| scope.lookup(kind, name).map(|k| db::entry(db, k));
+                |kind: DeclKind, name: &str| scope.lookup(kind, name).map(|k| crate::eval::entry_of(db, k));
             let model = entry(DeclKind::Model, &setup.model);
             let attention = model
                 .and_then(|m| match m.fields.get("attention") {
@@ -122,7 +117,12 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
                     .into(),
             );
-            let performance = performance(result.props.as_ref().unwrap_or(&Default::default()));
+            let performance = performance(
+                result
+                    .figures
+                    .as_ref()
+                    .unwrap_or(&Figures::unavailable(&EvalError::Invalid)),
+            );
             Ok(Explanation {
                 deployment: summary.name,
                 file: summary.file,

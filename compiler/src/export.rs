@@ -65,17 +65,17 @@ pub fn export(
             ..error(format!("no deployment `{name}` in this file"), help)
         });
     };
-    let result = db::deployment(db, key);
+    let result = crate::check::deployment(db, key);
     let Some(setup) = &result.setup else {
         return Err(error(
             format!("deployment `{name}` could not be evaluated"),
             "run `deployfit check` on the file and fix its errors first",
         ));
     };
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     let field = |kind: DeclKind, entry: &str, field: &str| -> Option<Value> {
         let key = scope.lookup(kind, entry)?;
-        db::entry(db, key).fields.get(field).cloned()
+        crate::eval::entry_of(db, key).fields.get(field).cloned()
     };
     let text = |kind, entry: &str, name: &str| match field(kind, entry, name) {
         Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
@@ -83,7 +83,7 @@ pub fn export(
     };
     let runs = scope
         .lookup(DeclKind::Quant, &setup.quant)
-        .is_none_or(|key| db::entry(db, key).runs_on(target.name()));
+        .is_none_or(|key| crate::eval::entry_of(db, key).runs_on(target.name()));
     if !runs {
         return Err(error(
             format!("{} weights do not run on {}", setup.quant, target.name()),
@@ -98,7 +98,7 @@ pub fn export(
     // said: an id written but rejected (so absent from the entry) refuses the export.
     let model_entry = scope
         .lookup(DeclKind::Model, &setup.model)
-        .map(|key| db::entry(db, key));
+        .map(|key| crate::eval::entry_of(db, key));
     let id = |field: &str, valid: Valid| -> Result<Option<String>, ExportError> {
         let written = model_entry.is_some_and(|e| e.owners.contains_key(field));
         match text(DeclKind::Model, &setup.model, field) {

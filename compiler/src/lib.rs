@@ -5,6 +5,8 @@
 //! the language server and the tests.
 
 pub mod analysis;
+pub mod candidate;
+pub mod check;
 pub mod db;
 pub mod diagnostics;
 pub mod eval;

@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::db::{self, Db, SourceFile};
+use crate::db::{Db, SourceFile};
 use crate::eval::Entry;
 use crate::eval::deployment::model_for_query;
-use crate::eval::memory::{self, Inputs};
+use crate::eval::estimate::{self, Inputs};
 use crate::names::Scope;
 use crate::syntax::ast::DeclKind;
 
@@ -78,7 +78,7 @@ pub fn matrix(
     file: SourceFile,
     request: &MatrixRequest,
 ) -> Result<Matrix, MatrixError> {
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     let model_name = model_for_query(db, scope, &request.model).map_err(MatrixError)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let kv = lookup(db, scope, DeclKind::Kv, &request.kv_cache)?;
@@ -86,13 +86,13 @@ pub fn matrix(
         Some(name) => vec![(name.as_str(), lookup(db, scope, DeclKind::Engine, name)?)],
         None => scope
             .names(DeclKind::Engine)
-            .map(|(name, key)| (name, db::entry(db, key)))
+            .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
             .collect(),
     };
     let gpu_context = request.contexts[request.contexts.len() / 2];
     let mut gpus: Vec<(f64, f64, &str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
-        .map(|(name, key)| (name, db::entry(db, key)))
+        .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .filter_map(|(name, entry)| {
             let memory = entry.number("memory")?;
             Some((
@@ -111,7 +111,7 @@ pub fn matrix(
 
     let mut rows = Vec::new();
     for (quant_name, key) in scope.names(DeclKind::Quant) {
-        let quant = db::entry(db, key);
+        let quant = crate::eval::entry_of(db, key);
         let Some(bpw) = quant.number("bpw") else {
             continue;
         };
@@ -125,7 +125,7 @@ pub fn matrix(
         };
         // Totals need no GPU: the model entry stands in, and has no `memory`.
         let breakdown = |engine: &Entry<'_>, context: u64| {
-            memory::estimate(&Inputs {
+            estimate::estimate(&Inputs {
                 theoretical_weights: request.theoretical_weights,
                 ..Inputs::on_one_gpu(
                     (model, &model_name),
@@ -171,7 +171,7 @@ pub fn matrix(
         let smallest_gpu = gpus
             .iter()
             .find(|(_, _, gpu_name, gpu)| {
-                memory::fits(&Inputs {
+                estimate::fits(&Inputs {
                     theoretical_weights: request.theoretical_weights,
                     ..Inputs::on_one_gpu(
                         (model, &model_name),

@@ -3,12 +3,13 @@
 
 use serde::Serialize;
 
-use crate::db::{self, Db, SourceFile};
+use crate::db::{Db, SourceFile};
 use crate::eval::deployment::model_for_query;
-use crate::eval::memory::{self, Inputs, Verdict};
+use crate::eval::estimate::{self, Inputs, Verdict};
 use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::syntax::ast::DeclKind;
+use crate::units::per_hour;
 
 /// How `gpus` orders its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +105,7 @@ fn best_fit<'a, 'db>(
     };
     let chosen = quants
         .iter()
-        .find(|(name, _, quant)| memory::fits(&inputs(name, quant)) == Some(true))
+        .find(|(name, _, quant)| estimate::fits(&inputs(name, quant)) == Some(true))
         .or(quants.last());
     let name = match gpu.fields.get("name") {
         Some(Value::Str(name)) => name.clone(),
@@ -125,20 +126,13 @@ fn best_fit<'a, 'db>(
         decode_tps: None,
         decode_tps_low: None,
         decode_tps_high: None,
-        cost_per_hour: memory::hourly_price(gpu).map(|p| p * 3600.0),
+        cost_per_hour: estimate::hourly_price(gpu).map(per_hour),
     };
     let Some((quant_name, bpw, quant)) = chosen else {
         return fit;
     };
-    let result = memory::estimate(&inputs(quant_name, quant));
-    let number = |name: &str| {
-        result
-            .props
-            .get(name)
-            .and_then(|v| v.as_ref().ok())
-            .and_then(Value::quantity)
-            .map(|q| q.value())
-    };
+    let result = estimate::estimate(&inputs(quant_name, quant));
+    let figures = &result.figures;
     fit.quant = Some(quant_name.to_string());
     fit.bpw = Some(*bpw);
     if let Some(b) = &result.breakdown {
@@ -149,9 +143,9 @@ fn best_fit<'a, 'db>(
     }
     // A speed only means something where the model fits.
     if fit.fits {
-        fit.decode_tps = number("decode_tps");
-        fit.decode_tps_low = number("decode_tps_low");
-        fit.decode_tps_high = number("decode_tps_high");
+        fit.decode_tps = figures.decode_tps.clone().ok();
+        fit.decode_tps_low = figures.decode_tps_low.clone().ok();
+        fit.decode_tps_high = figures.decode_tps_high.clone().ok();
     }
     fit
 }
@@ -177,7 +171,7 @@ fn quant_list<'db>(
     let mut quants: Vec<(&'db str, f64, &'db Entry<'db>)> = scope
         .names(DeclKind::Quant)
         .filter(|(name, _)| only.is_none_or(|o| o == *name))
-        .map(|(name, key)| (name, db::entry(db, key)))
+        .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
         .filter(|(_, bpw, entry)| *bpw >= floor && entry.runs_on_engine(engine, engine_entry))
         .collect();
@@ -192,7 +186,7 @@ fn quant_list<'db>(
 
 /// Every catalog GPU for one model.
 pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<GpusReport, String> {
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     let model_name = model_for_query(db, scope, &request.model)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let setup = Setup {
@@ -220,7 +214,7 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
                 &model_name,
                 model,
                 name,
-                db::entry(db, key),
+                crate::eval::entry_of(db, key),
                 &quants,
             )
         })
@@ -280,7 +274,7 @@ pub fn models(
     context: u64,
     engine: &str,
 ) -> Result<Vec<Fit>, String> {
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     let gpu = lookup(db, scope, DeclKind::Gpu, gpu_name)?;
     let setup = Setup {
         db,
@@ -295,7 +289,7 @@ pub fn models(
     let mut rows: Vec<Fit> = scope
         .names(DeclKind::Model)
         .map(|(name, key)| {
-            let model = db::entry(db, key);
+            let model = crate::eval::entry_of(db, key);
             // Past the model's window the context is capped to it.
             let window = model
                 .number("max_context")

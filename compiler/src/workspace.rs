@@ -187,12 +187,12 @@ impl Workspace {
 
     /// Every diagnostic of one file.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
-        db::diagnostics(&self.db, file)
+        crate::check::diagnostics(&self.db, file)
     }
 
     /// The figures of every deployment of a file.
-    pub fn summaries(&self, file: SourceFile) -> Vec<db::DeploymentSummary> {
-        db::deployment_summaries(&self.db, file)
+    pub fn summaries(&self, file: SourceFile) -> Vec<crate::diagnostics::DeploymentSummary> {
+        crate::check::deployment_summaries(&self.db, file)
     }
 
     /// The memory breakdown of every deployment of a file.

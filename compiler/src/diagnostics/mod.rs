@@ -1,17 +1,21 @@
 //! The one diagnostic type, and its renderers (human, json, github, sarif).
 //!
 //! Queries build [`Diag`]s whose locations may be relative to a declaration (so that
-//! they stay equal when text above them moves); [`crate::db`] turns them into
+//! they stay equal when text above them moves); [`finish`] turns them into
 //! [`Diagnostic`]s with file paths and absolute spans at the end of the pipeline.
+//!
+//! This module stands below everything that emits diagnostics: it knows the database's
+//! keys and files, nothing of names, evaluation or rules.
 
 pub mod codes;
 pub mod render;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::db::{DeclKey, SourceFile};
+use crate::db::{Db, DeclKey, SourceFile, decl_offset, line_index};
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -152,6 +156,78 @@ pub struct Label {
 pub struct Report<'a> {
     pub diagnostics: &'a [Diagnostic],
     /// The figures of every deployment checked.
-    pub summaries: &'a [crate::db::DeploymentSummary],
+    pub summaries: &'a [DeploymentSummary],
     pub source: &'a dyn Fn(&std::path::Path) -> Option<std::sync::Arc<str>>,
+}
+
+/// The figures of one deployment, as display strings, for summaries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeploymentSummary {
+    pub name: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
+    pub figures: BTreeMap<String, String>,
+}
+
+/// Resolves a pipeline location to a path and an absolute span.
+pub fn resolve_loc(db: &dyn Db, loc: Loc<'_>) -> (SourceFile, Span) {
+    match loc {
+        Loc::File(file, span) => (file, span),
+        Loc::Decl(key, span) => (key.file(db), span.shift(decl_offset(db, key))),
+    }
+}
+
+fn finish_label(db: &dyn Db, loc: Loc<'_>, message: &str) -> Label {
+    let (file, span) = resolve_loc(db, loc);
+    let text = file.text(db);
+    let index = line_index(db, file);
+    let (line, column) = index.line_col(text, span.start);
+    let (end_line, end_column) = index.line_col(text, span.end);
+    Label {
+        location: Location {
+            file: file.path(db).clone(),
+            span,
+            line,
+            column,
+            end_line,
+            end_column,
+        },
+        message: message.to_string(),
+    }
+}
+
+/// Finished diagnostics, with paths and absolute spans, sorted by position.
+pub fn finish(db: &dyn Db, diags: &[Diag<'_>]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = diags
+        .iter()
+        .map(|diag| {
+            let primary = finish_label(db, diag.loc, &diag.label);
+            Diagnostic {
+                code: diag.code.clone(),
+                severity: diag.severity,
+                message: diag.message.clone(),
+                location: primary.location,
+                label: diag.label.clone(),
+                labels: diag
+                    .labels
+                    .iter()
+                    .map(|(loc, text)| finish_label(db, *loc, text))
+                    .collect(),
+                help: diag.help.clone(),
+                suggestions: diag
+                    .suggestions
+                    .iter()
+                    .map(|(title, loc, replacement)| Suggestion {
+                        title: title.clone(),
+                        location: finish_label(db, *loc, "").location,
+                        replacement: replacement.clone(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.location.span.start, &a.code).cmp(&(b.location.span.start, &b.code)));
+    out.dedup();
+    out
 }

@@ -188,8 +188,11 @@ fn ancestors<'db>(
     chain
 }
 
-pub fn evaluate_entry<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
-    let scope = db::scope(db, key.file(db));
+/// A catalog entry (gpu, model, quant, kv, engine, rule) with `extends` applied and its
+/// fields evaluated.
+#[salsa::tracked(returns(ref))]
+pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
+    let scope = crate::names::scope(db, key.file(db));
     let mut diags = Vec::new();
     let mut entry = Entry {
         key,
@@ -876,7 +879,7 @@ pub fn catalog_entry<'db>(
 ) -> Result<&'db Entry<'db>, String> {
     scope
         .lookup(kind, name)
-        .map(|k| db::entry(db, k))
+        .map(|k| super::entry_of(db, k))
         .ok_or_else(|| {
             let hint = scope
                 .suggest(kind, name)

@@ -3,62 +3,23 @@
 
 pub mod deployment;
 pub mod entry;
-pub mod memory;
+pub mod estimate;
+pub mod figures;
 pub mod schema;
 pub mod speed;
-
-use std::collections::BTreeMap;
+pub mod value;
 
 use crate::db::DeclKey;
 use crate::diagnostics::{Diag, Loc};
 use crate::names::{Scope, closest};
 use crate::span::Span;
 use crate::syntax::ast::{BinaryOp, DeclKind, Expr, ExprKind, StrLit, StrPart, UnaryOp};
-use crate::units::{Dim, Num, Quantity};
-use schema::{FieldTy, PROPERTIES, WORKLOAD, field_spec, property, schema};
+use crate::units::{Dim, Quantity};
+use figures::{PROPERTIES, property};
+use schema::{FieldTy, WORKLOAD, field_spec, schema};
 
-pub use deployment::DeploymentResult;
-pub use entry::Entry;
-
-/// A runtime value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    Q(Quantity),
-    Bool(bool),
-    Str(String),
-    /// A word from a fixed set (`nvidia`, `gqa`, `warn`), or a bare name compared with
-    /// a reference (`kv_cache == fp16`).
-    Symbol(String),
-    /// A catalog entry by kind and name.
-    Ref(DeclKind, String),
-    List(Vec<Value>),
-}
-
-impl Value {
-    pub fn display(&self) -> String {
-        match self {
-            Value::Q(q) => q.display(),
-            Value::Bool(b) => b.to_string(),
-            Value::Str(s) => s.clone(),
-            Value::Symbol(s) | Value::Ref(_, s) => s.clone(),
-            Value::List(items) => format!(
-                "[{}]",
-                items
-                    .iter()
-                    .map(Value::display)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    }
-
-    pub fn quantity(&self) -> Option<Quantity> {
-        match self {
-            Value::Q(q) => Some(*q),
-            _ => None,
-        }
-    }
-}
+pub use entry::{Entry, entry_of};
+pub use value::{EvalError, Value, as_count};
 
 /// The static type of an expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -548,23 +509,6 @@ impl<'db> Checker<'_, 'db> {
     }
 }
 
-/// Why an expression has no value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EvalError {
-    /// A figure the estimate needs is missing (the message names it).
-    Missing(String),
-    DivisionByZero(Span),
-    /// A result that is not a finite number (overflow, or NaN when `nan`): the expression
-    /// that produced it (`span`), or the estimate's figure (`figure`) it came from.
-    NotFinite {
-        span: Option<Span>,
-        figure: Option<String>,
-        nan: bool,
-    },
-    /// Already reported by the checker.
-    Invalid,
-}
-
 /// What an expression can read while it is evaluated.
 pub trait Env {
     fn get(&self, name: &str) -> Option<Result<Value, EvalError>>;
@@ -766,16 +710,4 @@ pub fn eval_const(expr: &Expr) -> Result<Value, EvalError> {
         }
     }
     eval(&NoNames, expr)
-}
-
-/// The properties of one deployment, as evaluated.
-pub type Properties = BTreeMap<&'static str, Result<Value, EvalError>>;
-
-/// A quantity as a count (`seqs = 8`), when it is a positive whole number.
-pub fn as_count(q: Quantity) -> Option<u64> {
-    match q.num {
-        Num::Int(v) if v > 0 && v <= u32::MAX as i128 => Some(v as u64),
-        Num::Real(v) if v.fract() == 0.0 && v > 0.0 && v <= u32::MAX as f64 => Some(v as u64),
-        _ => None,
-    }
 }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use crate::db::{self, Db, DeclKey, SourceFile};
-use crate::eval::schema::{FieldTy, PROPERTIES, WORKLOAD, field_spec, property, schema};
+use crate::eval::figures::{PROPERTIES, property};
+use crate::eval::schema::{FieldTy, WORKLOAD, field_spec, schema};
 use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::span::Span;
@@ -215,7 +216,7 @@ pub fn describe_entry(kind: DeclKind, entry: &Entry<'_>) -> String {
             if let Some(bandwidth) = number("bandwidth") {
                 parts.push(Quantity::real(bandwidth, Dim::BANDWIDTH).display());
             }
-            if let Some(price) = crate::eval::memory::hourly_price(entry) {
+            if let Some(price) = crate::eval::estimate::hourly_price(entry) {
                 parts.push(Quantity::real(price, Dim::HOURLY).display());
             }
             parts.join(" · ")
@@ -250,7 +251,7 @@ pub fn describe_entry(kind: DeclKind, entry: &Entry<'_>) -> String {
 }
 
 fn entry_hover(db: &dyn Db, kind: DeclKind, name: &str, key: DeclKey<'_>) -> String {
-    let entry = db::entry(db, key);
+    let entry = crate::eval::entry_of(db, key);
     let decl = db::decl(db, key);
     let mut out = format!("**{} `{name}`**", kind.keyword());
     if let Some(doc) = decl.as_ref().and_then(|d| d.doc.clone()) {
@@ -355,7 +356,7 @@ fn reference_at<'db>(
 ) -> Option<(String, Span, DeclKind, DeclKey<'db>)> {
     let text = file.text(db);
     let (word, span) = word_at(text, offset)?;
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     // Only the whitespace before the word is looked at (not its whole line): the cost of
     // a lookup stays independent of the line's length (`references` makes many).
     let before = text[..span.start as usize].trim_end();
@@ -408,7 +409,7 @@ pub fn hover(db: &dyn Db, file: SourceFile, offset: usize) -> Option<Hover> {
 pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completion> {
     let text = file.text(db);
     let offset = floor_boundary(text, offset);
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let line = &text[line_start..offset];
     let enclosing = enclosing_kind(db, file, offset);
@@ -439,7 +440,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                     .map(|(name, key)| Completion {
                         label: name.to_string(),
                         kind: CompletionKind::Entry,
-                        detail: describe_entry(target, db::entry(db, key)),
+                        detail: describe_entry(target, crate::eval::entry_of(db, key)),
                     })
                     .collect();
             }
@@ -533,9 +534,9 @@ pub fn inlay_hints(db: &dyn Db, file: SourceFile) -> Vec<InlayHint> {
         .filter_map(|key| {
             let decl = db::decl(db, *key)?;
             let offset = decl.name.span.shift(db::decl_offset(db, *key)).end as usize;
-            let result = db::deployment(db, *key);
-            let label = match (&result.breakdown, &result.props) {
-                (Some(b), Some(props)) => {
+            let result = crate::check::deployment(db, *key);
+            let label = match (&result.breakdown, &result.figures) {
+                (Some(b), Some(figures)) => {
                     let mut parts = Vec::new();
                     if let (Some(usable), Some(utilization)) = (b.usable_bytes, b.utilization) {
                         parts.push(format!(
@@ -545,11 +546,11 @@ pub fn inlay_hints(db: &dyn Db, file: SourceFile) -> Vec<InlayHint> {
                         ));
                         parts.push(format!("{:.0} %", utilization * 100.0));
                     }
-                    if let Some(Ok(Value::Q(decode))) = props.get("decode_tps") {
-                        parts.push(format!("~{:.0} tok/s", decode.value()));
+                    if let Ok(decode) = figures.decode_tps {
+                        parts.push(format!("~{decode:.0} tok/s"));
                     }
-                    if let Some(Ok(Value::Q(cost))) = props.get("cost_per_hour") {
-                        parts.push(cost.display());
+                    if let Ok(cost) = figures.cost_per_hour {
+                        parts.push(Quantity::real(cost, Dim::HOURLY).display());
                     }
                     parts.join(" · ")
                 }
@@ -640,7 +641,10 @@ pub fn rename(
 ) -> Result<Vec<Target>, String> {
     check_name(new_name)?;
     let (_, kind, _) = renamable_at(db, file, offset)?;
-    if db::scope(db, file).lookup(kind, new_name).is_some() {
+    if crate::names::scope(db, file)
+        .lookup(kind, new_name)
+        .is_some()
+    {
         return Err(format!("{} `{new_name}` already exists", kind.describe()));
     }
     let edits = references(db, file, offset);
@@ -824,7 +828,7 @@ fn suggested_assignments(help: &str) -> Vec<(String, String)> {
 pub fn code_actions(db: &dyn Db, file: SourceFile, span: Span) -> Vec<Fix> {
     let text = file.text(db);
     let mut fixes = Vec::new();
-    for diag in db::diagnostics(db, file) {
+    for diag in crate::check::diagnostics(db, file) {
         let at = diag.location.span;
         if at.end < span.start || at.start > span.end {
             continue;

@@ -1,6 +1,6 @@
 //! Names: one scope per file (stdlib + imports + the file), one namespace per kind.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -80,12 +80,9 @@ fn extends_parent<'db>(
 
 /// The chain of every entry in a file's scope, in time linear in the scope: each entry
 /// is visited once, following parents until an entry whose chain is known.
-pub fn extends_chains<'db>(
-    db: &'db dyn Db,
-    file: SourceFile,
-) -> std::collections::HashMap<DeclKey<'db>, Chain> {
-    use std::collections::HashMap;
-    let scope = db::scope(db, file);
+#[salsa::tracked(returns(ref))]
+pub fn extends_chains<'db>(db: &'db dyn Db, file: SourceFile) -> HashMap<DeclKey<'db>, Chain> {
+    let scope = scope(db, file);
     let mut chains: HashMap<DeclKey<'db>, Chain> = HashMap::new();
     for start in scope.entries.values() {
         let mut path: Vec<DeclKey<'db>> = Vec::new();
@@ -129,11 +126,11 @@ pub fn extends_chains<'db>(
 /// The chain of one entry: from its file's table, or, for a second definition of a name
 /// (which is not in the scope), from its parent's.
 pub fn extends_chain<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Chain {
-    let chains = db::extends_chains(db, key.file(db));
+    let chains = extends_chains(db, key.file(db));
     if let Some(chain) = chains.get(&key) {
         return *chain;
     }
-    let scope = db::scope(db, key.file(db));
+    let scope = scope(db, key.file(db));
     match extends_parent(db, scope, key).and_then(|parent| chains.get(&parent)) {
         None => Chain::Depth(0),
         Some(Chain::Depth(d)) => Chain::Depth(d + 1),
@@ -181,7 +178,9 @@ pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Di
     }
 }
 
-pub fn build_scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
+/// The names visible from a file: stdlib, the file, and its imports (transitively).
+#[salsa::tracked(returns(ref))]
+pub fn scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
     let mut scope = Scope {
         entries: BTreeMap::new(),
         conflicts: Vec::new(),
@@ -210,7 +209,7 @@ pub fn build_scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
 /// Name-level problems of a file: duplicates, stdlib redefinitions, imports.
 pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     let mut diags = Vec::new();
-    for (first, second) in &db::scope(db, file).conflicts {
+    for (first, second) in &scope(db, file).conflicts {
         if second.file(db) != file {
             // Two imported files define the same name: the first one wins, so say so at
             // the import that brings in the second.

@@ -3,23 +3,33 @@
 
 use std::collections::BTreeSet;
 
-use crate::db::{self, Db, DeclKey};
+use crate::db::{Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
-use crate::eval::deployment::DeploymentEnv;
+use crate::eval::deployment::{Cx, DeploymentEnv};
 use crate::eval::entry::{find_expr, not_finite};
-use crate::eval::schema::{field_spec, property};
+use crate::eval::figures::property;
+use crate::eval::schema::field_spec;
 use crate::eval::{Checker, Env, EvalError, Value, eval, interpolate, reads};
 use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, Expr, Require};
 
+/// Checks the requires and the objective of a deployment with holes for names, units and
+/// types before the solver runs (errors go to `diags`); `false` when there are errors, so
+/// that no candidate is tried.
+pub fn statically_sound<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> bool {
+    let before = diags.len();
+    check_statically(cx, diags);
+    !diags[before..]
+        .iter()
+        .any(|d| d.severity == crate::diagnostics::Severity::Error)
+}
+
 /// The requires and objectives of a deployment that cannot be evaluated (holes,
 /// unresolved fields) are still checked for names, units and types.
-pub fn check_statically<'db>(
-    scope: &Scope<'db>,
-    key: DeclKey<'db>,
-    decl: &Decl,
-    diags: &mut Vec<Diag<'db>>,
-) {
+pub fn check_statically<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) {
+    let Cx {
+        scope, key, decl, ..
+    } = cx;
     let mut checker = Checker {
         scope,
         anchor: key,
@@ -131,7 +141,7 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
     let reads_any = |names: &[&str]| reads.iter().any(|r| names.contains(&r.as_str()));
     let about_cost = reads_any(&["cost_per_hour", "cost_per_mtok"]);
     let about_speed = reads_any(&["decode_tps", "throughput", "prefill_tps", "ttft"]);
-    let prop = |name: &str| match env.props.get(name) {
+    let prop = |name: &str| match env.figures.get(name) {
         Some(Ok(value)) => value.display(),
         _ => "?".to_string(),
     };
@@ -199,7 +209,7 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     let parts: Vec<String> = names
         .iter()
         .filter(|name| property(name).is_some() && seen.insert(name.as_str()))
-        .filter_map(|name| match env.props.get(name.as_str()) {
+        .filter_map(|name| match env.figures.get(name.as_str()) {
             Some(Ok(value)) => Some(format!("{name} = {}", value.display())),
             _ => None,
         })
@@ -213,7 +223,7 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
         "utilization",
         "memory_per_gpu",
         "max_context",
-    ]) && env.props.get("fits") == Some(&Ok(Value::Bool(false)))
+    ]) && env.figures.fits == Ok(false)
     {
         parts.push("memory-bound: the deployment does not fit".to_string());
     } else if reads_any(&[
@@ -222,7 +232,7 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
         "cost_per_mtok",
         "load",
         "replicas_needed",
-    ]) && let Some(Ok(Value::Str(bound))) = env.props.get("bound")
+    ]) && let Ok(bound) = &env.figures.bound
     {
         parts.push(format!("decode is {bound}"));
     }
@@ -312,14 +322,14 @@ fn rejected_inputs<'db>(
         let Some(entry_key) = scope.lookup(*kind, name) else {
             continue;
         };
-        let entry = db::entry(db, entry_key);
+        let entry = crate::eval::entry_of(db, entry_key);
         let Some(figure) = entry.rejected_figures().next() else {
             continue;
         };
         // The error on the field, in the declaration that writes it.
         let cause = entry.owners.get(figure).and_then(|owner| {
             let written = entry.spans.get(figure)?;
-            db::entry(db, *owner).diags.iter().find(|d| {
+            crate::eval::entry_of(db, *owner).diags.iter().find(|d| {
                 matches!(d.loc, Loc::Decl(k, s) if k == *owner
                     && written.start <= s.start && s.end <= written.end)
             })
@@ -357,9 +367,9 @@ fn figures_not_finite<'db>(
 ) -> Option<Diag<'db>> {
     let mut names = Vec::new();
     let mut any_infinite = false;
-    for (name, value) in env.props {
+    for (name, value) in env.figures.values() {
         if let Err(EvalError::NotFinite { nan, .. }) = value {
-            names.push(*name);
+            names.push(name);
             any_infinite |= !nan;
         }
     }
@@ -466,14 +476,13 @@ fn check_require<'db>(
 }
 
 /// Checks a resolved deployment: its requires, then every rule in scope.
-pub fn check<'db>(
-    db: &'db dyn Db,
-    scope: &Scope<'db>,
-    key: DeclKey<'db>,
-    decl: &Decl,
-    env: &DeploymentEnv<'_, 'db>,
-    diags: &mut Vec<Diag<'db>>,
-) {
+pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec<Diag<'db>>) {
+    let Cx {
+        db,
+        scope,
+        key,
+        decl,
+    } = cx;
     diags.extend(rejected_inputs(db, scope, key, decl, env));
     diags.extend(figures_not_finite(key, decl, env));
     let mut checker = Checker {
@@ -503,7 +512,7 @@ pub fn check<'db>(
     let replaced: BTreeSet<String> = rules
         .iter()
         .flat_map(|rule| {
-            db::entry(db, *rule)
+            crate::eval::entry_of(db, *rule)
                 .ancestors
                 .iter()
                 .map(|a| a.name(db).clone())
@@ -515,7 +524,7 @@ pub fn check<'db>(
         if replaced.contains(name) {
             continue;
         }
-        let entry = db::entry(db, rule);
+        let entry = crate::eval::entry_of(db, rule);
         let lineage: Vec<&String> = std::iter::once(name)
             .chain(entry.ancestors.iter().map(|a| a.name(db)))
             .collect();

@@ -6,14 +6,15 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::candidate::{Mode, run};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::Value;
-use crate::eval::deployment::{Mode, Resolved, run};
+use crate::eval::deployment::{Cx, Resolved, resolve};
 use crate::eval::entry::const_field;
 use crate::eval::schema::{FieldTy, field_spec};
-use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
+use crate::units::per_hour;
 
 /// Counts `?` tries for tensor parallelism.
 pub const COUNTS: [i128; 4] = [1, 2, 4, 8];
@@ -59,12 +60,11 @@ pub struct Solution {
 
 /// The values one hole can take.
 fn hole_values<'db>(
-    db: &'db dyn Db,
-    scope: &Scope<'db>,
-    key: DeclKey<'db>,
+    cx: Cx<'_, 'db>,
     resolved: &Resolved,
     field: &Field,
 ) -> Result<Vec<Value>, Box<Diag<'db>>> {
+    let Cx { db, scope, key, .. } = cx;
     let name = field.name.name.as_str();
     let spec = field_spec(DeclKind::Deployment, name).ok_or_else(|| {
         Box::new(
@@ -98,7 +98,7 @@ fn hole_values<'db>(
                 let heads = match resolved.fields.get("model") {
                     Some(Value::Ref(_, model)) => scope
                         .lookup(DeclKind::Model, model)
-                        .and_then(|k| db::entry(db, k).number("heads")),
+                        .and_then(|k| crate::eval::entry_of(db, k).number("heads")),
                     _ => None,
                 };
                 Ok(COUNTS
@@ -184,13 +184,16 @@ fn number_of(value: &Value) -> Option<f64> {
 
 /// Searches the holes of a deployment for the `top` best assignments.
 pub(crate) fn search<'db>(
-    db: &'db dyn Db,
-    scope: &'db Scope<'db>,
-    key: DeclKey<'db>,
-    decl: &Decl,
+    cx: Cx<'_, 'db>,
     resolved: &Resolved,
     top: usize,
 ) -> Result<Solution, Box<Diag<'db>>> {
+    let Cx {
+        db,
+        scope,
+        key,
+        decl,
+    } = cx;
     let holes: Vec<&Field> = decl
         .fields()
         .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
@@ -198,7 +201,7 @@ pub(crate) fn search<'db>(
     let mut domains = Vec::new();
     let mut total: usize = 1;
     for hole in &holes {
-        let values = hole_values(db, scope, key, resolved, hole)?;
+        let values = hole_values(cx, resolved, hole)?;
         total = total.saturating_mul(values.len().max(1));
         domains.push((hole.name.name.clone(), values));
     }
@@ -262,7 +265,7 @@ pub(crate) fn search<'db>(
     let quant_entry = |name: &str| {
         scope
             .lookup(DeclKind::Quant, name)
-            .map(|k| db::entry(db, k))
+            .map(|k| crate::eval::entry_of(db, k))
     };
     let mut combinations: Vec<usize> = (0..count)
         .filter(|number| {
@@ -272,7 +275,7 @@ pub(crate) fn search<'db>(
                     // By the engine's entry: an `extends` copy runs what its parent runs.
                     let engine_entry = scope
                         .lookup(DeclKind::Engine, &engine)
-                        .map(|k| db::entry(db, k));
+                        .map(|k| crate::eval::entry_of(db, k));
                     quant_entry(&quant).is_none_or(|entry| match engine_entry {
                         Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
                         None => entry.runs_on(&engine),
@@ -286,7 +289,7 @@ pub(crate) fn search<'db>(
         let price = match value_of(combination, "gpu") {
             Some(Value::Ref(_, gpu)) => scope
                 .lookup(DeclKind::Gpu, &gpu)
-                .and_then(|k| crate::eval::memory::hourly_price(db::entry(db, k))),
+                .and_then(|k| crate::eval::estimate::hourly_price(crate::eval::entry_of(db, k))),
             _ => None,
         };
         let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
@@ -319,19 +322,11 @@ pub(crate) fn search<'db>(
             fields: full(assignment),
             workload: resolved.workload.clone(),
         };
-        let result = run(db, scope, key, decl, fields, mode, &mut scratch);
+        let result = run(cx, fields, mode, &mut scratch);
         let failure = scratch
             .iter()
             .find(|d| d.severity == Severity::Error)
             .map(|d| format!("{} [{}]", d.message, d.code));
-        let number = |name: &str| {
-            result
-                .props
-                .get(name)
-                .and_then(|v| v.as_ref().ok())
-                .and_then(Value::quantity)
-                .map(|q| q.value())
-        };
         Candidate {
             assignment: assignment
                 .iter()
@@ -340,13 +335,13 @@ pub(crate) fn search<'db>(
             feasible: failure.is_none() && result.objective.is_some(),
             objective: result.objective.map(|q| q.value()),
             objective_display: result.objective.map(|q| q.display()),
-            cost_per_hour: number("cost_per_hour").map(|c| c * 3600.0),
-            decode_tps: number("decode_tps"),
+            cost_per_hour: result.figures.cost_per_hour.clone().ok().map(per_hour),
+            decode_tps: result.figures.decode_tps.clone().ok(),
             memory_per_gpu: result
-                .props
+                .figures
                 .get("memory_per_gpu")
-                .and_then(|v| v.as_ref().ok())
-                .map(Value::display),
+                .and_then(Result::ok)
+                .map(|v| v.display()),
             failure: failure.or_else(|| {
                 result
                     .objective
@@ -445,14 +440,12 @@ fn describe_candidate(candidate: &Candidate) -> String {
 /// The solver as `check` runs it: the best assignment, reported on each hole, or an error
 /// with the nearest misses.
 pub(crate) fn solve<'db>(
-    db: &'db dyn Db,
-    scope: &'db Scope<'db>,
-    key: DeclKey<'db>,
-    decl: &Decl,
+    cx: Cx<'_, 'db>,
     resolved: &Resolved,
     diags: &mut Vec<Diag<'db>>,
 ) -> Option<BTreeMap<String, Value>> {
-    let solution = match search(db, scope, key, decl, resolved, 1) {
+    let Cx { key, decl, .. } = cx;
+    let solution = match search(cx, resolved, 1) {
         Ok(solution) => solution,
         Err(diag) => {
             diags.push(*diag);
@@ -539,7 +532,7 @@ pub(crate) fn solve<'db>(
         .fields()
         .filter(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)))
     {
-        if let Ok(values) = hole_values(db, scope, key, resolved, hole)
+        if let Ok(values) = hole_values(cx, resolved, hole)
             && let Some(value) = values
                 .into_iter()
                 .find(|v| Some(&v.display()) == best.assignment.get(&hole.name.name))
@@ -557,7 +550,7 @@ pub fn solutions(
     file: crate::db::SourceFile,
     top: usize,
 ) -> Vec<(String, Result<Solution, String>)> {
-    let scope = db::scope(db, file);
+    let scope = crate::names::scope(db, file);
     db::decl_keys(db, file)
         .iter()
         .copied()
@@ -571,10 +564,14 @@ pub fn solutions(
                 return None;
             }
             let mut diags = Vec::new();
-            let resolved = crate::eval::deployment::resolve(db, scope, key, &decl, &mut diags)
-                .filter(|_| {
-                    crate::eval::deployment::statically_sound(scope, key, &decl, &mut diags)
-                });
+            let cx = Cx {
+                db,
+                scope,
+                key,
+                decl: &decl,
+            };
+            let resolved =
+                resolve(cx, &mut diags).filter(|_| crate::rules::statically_sound(cx, &mut diags));
             let Some(resolved) = resolved else {
                 let name = decl.name.name.clone();
                 return Some((
@@ -584,7 +581,7 @@ pub fn solutions(
             };
             Some((
                 decl.name.name.clone(),
-                search(db, scope, key, &decl, &resolved, top).map_err(|d| d.message),
+                search(cx, &resolved, top).map_err(|d| d.message),
             ))
         })
         .collect()

@@ -2,8 +2,8 @@
 
 use pest::error::{ErrorVariant, InputLocation};
 
-use super::lower::comment_start;
-use super::{Rule, SyntaxError};
+use super::parsed::{Rule, SyntaxError};
+use super::split::{self, comment_start};
 use crate::span::Span;
 
 /// What a rule looks like to a user; `None` hides the rule from the message.
@@ -242,5 +242,18 @@ fn help_for(wanted: &[&str], found: &str) -> String {
         "start a declaration with its kind and name: `deployment chat { ... }`".into()
     } else {
         "see docs/language.md for the syntax".into()
+    }
+}
+
+pub(super) fn too_deep(at: usize) -> SyntaxError {
+    SyntaxError {
+        code: "deploy::syntax::too_deep",
+        message: format!(
+            "brackets nest more than {} levels deep here",
+            split::MAX_DEPTH
+        ),
+        span: Span::new(at, at + 1),
+        label: "too deep".into(),
+        help: "split the expression into named fields or simpler parts".into(),
     }
 }

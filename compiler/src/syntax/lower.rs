@@ -7,7 +7,9 @@ use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 
 use super::ast::*;
-use super::{DeployParser, Parsed, PlacedDecl, Rule, SyntaxError, errors, split};
+use super::parsed::{DeployParser, Parsed, PlacedDecl, Rule, SyntaxError};
+use super::split::comment_start;
+use super::{errors, split};
 use crate::span::Span;
 use crate::units;
 
@@ -470,7 +472,7 @@ impl Lower<'_> {
     /// Parses the text of `{...}` in a string as an expression.
     fn interpolation(&mut self, source: &str, body_start: usize) -> Option<Expr> {
         if let Some(at) = split::too_deep(source) {
-            self.errors.push(super::too_deep(body_start + at));
+            self.errors.push(errors::too_deep(body_start + at));
             self.broken = true;
             return None;
         }
@@ -511,23 +513,6 @@ fn trim_end(text: &str, start: usize, mut end: usize) -> usize {
             None => return end,
         }
     }
-}
-
-/// Where a `//` comment starts in one line, outside string literals.
-pub(super) fn comment_start(line: &str) -> Option<usize> {
-    let bytes = line.as_bytes();
-    let mut in_string = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if in_string => i += 1,
-            b'"' => in_string = !in_string,
-            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return Some(i),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 fn push_text(parts: &mut Vec<StrPart>, text: &str) {

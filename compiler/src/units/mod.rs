@@ -450,8 +450,8 @@ impl Quantity {
             d if d == Dim::TOKEN_RATE => format!("{} tok/s", trim(value, 1)),
             d if d == Dim::REQUEST_RATE => format!("{} req/s", trim(value, 2)),
             d if d == Dim::DOLLARS => format!("${}", money_digits(value)),
-            d if d == Dim::HOURLY => format!("${}/h", money_digits(value * 3600.0)),
-            d if d == Dim::PER_TOKEN => format!("${}/Mtok", money_digits(value * 1e6)),
+            d if d == Dim::HOURLY => format!("${}/h", money_digits(per_hour(value))),
+            d if d == Dim::PER_TOKEN => format!("${}/Mtok", money_digits(per_mtok(value))),
             d if d == Dim::WATTS => format!("{} W", trim(value, 0)),
             d => format!("{} {}", trim(value, 3), d.unit_expression()),
         }
@@ -502,6 +502,20 @@ fn group(value: i128) -> String {
         out.push(c);
     }
     if value < 0 { format!("-{out}") } else { out }
+}
+
+/// Seconds in an hour.
+pub const SECONDS_PER_HOUR: f64 = 3600.0;
+
+/// An hourly price, stored per second (the base unit), as reported: dollars per hour.
+/// Every output (text, JSON, tables) converts through this one function.
+pub fn per_hour(dollars_per_second: f64) -> f64 {
+    dollars_per_second * SECONDS_PER_HOUR
+}
+
+/// A price per token, stored per token, as reported: dollars per million tokens.
+pub fn per_mtok(dollars_per_token: f64) -> f64 {
+    dollars_per_token * 1e6
 }
 
 #[cfg(test)]

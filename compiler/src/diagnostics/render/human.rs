@@ -11,7 +11,7 @@ use miette::{
     MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
-use super::{HumanOptions, counts, terminal_text as escaped};
+use super::common::{HumanOptions, counts, terminal_text as escaped};
 use crate::diagnostics::{Diagnostic, Location, Report, Severity};
 
 /// A diagnostic as miette sees it. Labels in other files than the primary one become
@@ -146,7 +146,7 @@ fn push_printable(out: &mut String, text: &str) {
     }
 }
 
-/// A diagnostic with every text escaped by [`super::terminal_text`].
+/// A diagnostic with every text escaped by [`super::common::terminal_text`].
 fn escaped_diagnostic(diag: &Diagnostic) -> Diagnostic {
     let mut diag = diag.clone();
     diag.message = escaped(&diag.message);
@@ -428,7 +428,7 @@ impl Files<'_> {
 }
 
 /// One line per deployment: "team_chat (file:4): fits, 9.17 GiB of 11.40 GiB usable …".
-fn summary_line(summary: &crate::db::DeploymentSummary) -> String {
+fn summary_line(summary: &crate::diagnostics::DeploymentSummary) -> String {
     let figure = |name: &str| summary.figures.get(name).map(String::as_str);
     let location = format!(
         "{}:{}",

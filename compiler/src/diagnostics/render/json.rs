@@ -2,14 +2,14 @@
 
 use serde::Serialize;
 
-use super::counts;
+use super::common::counts;
 use crate::diagnostics::{Diagnostic, Report};
 
 #[derive(Serialize)]
 struct Output<'a> {
     version: u32,
     diagnostics: &'a [Diagnostic],
-    deployments: &'a [crate::db::DeploymentSummary],
+    deployments: &'a [crate::diagnostics::DeploymentSummary],
     summary: Summary,
 }
 

@@ -1,11 +1,14 @@
 //! One renderer per output format, selected by [`OutputFormat`].
 
+mod common;
 mod github;
 mod human;
 mod json;
 mod sarif;
 
-use super::{Diagnostic, Report, Severity};
+pub use common::{HumanOptions, counts, terminal_text};
+
+use super::Report;
 
 /// The formats `deployfit check --format` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,13 +17,6 @@ pub enum OutputFormat {
     Json,
     Github,
     Sarif,
-}
-
-/// Options of the human renderer.
-#[derive(Clone, Copy, Debug)]
-pub struct HumanOptions {
-    pub color: bool,
-    pub width: usize,
 }
 
 /// Renders a report in a format; `files` is the number of files checked.
@@ -36,31 +32,4 @@ pub fn render(
         OutputFormat::Github => github::render(report),
         OutputFormat::Sarif => sarif::render(report),
     }
-}
-
-/// Counts per severity: (errors, warnings, infos).
-pub fn counts(diagnostics: &[Diagnostic]) -> (usize, usize, usize) {
-    let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).count();
-    (
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info),
-    )
-}
-
-/// Text that is not source (messages, helps, labels, paths, table cells) for a terminal: control
-/// and bidirectional formatting characters other than line breaks and tabs are written
-/// as escapes (`\u{1b}`).
-pub fn terminal_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let unsafe_char = (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if unsafe_char {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

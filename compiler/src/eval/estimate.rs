@@ -1,4 +1,5 @@
-//! The figures a deployment exposes: memory, fit, speed and cost.
+//! Estimates a deployment configuration's figures ([`Figures`]): memory, fit, speed and
+//! cost.
 //!
 //! The memory terms follow docs/estimation.md (weights from the model's files table or
 //! params × bpw, KV per attention kind, tensor-parallel head split with replication,
@@ -6,8 +7,9 @@
 //! [`super::speed`]; cost from the GPU's price and the workload.
 
 use super::entry::Entry;
+use super::figures::Figures;
 use super::speed;
-use super::{EvalError, Properties, Value};
+use super::value::{EvalError, Value};
 use crate::units::{Dim, Quantity};
 
 /// Everything the estimate reads, resolved from the deployment's fields.
@@ -289,35 +291,9 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     })
 }
 
-/// A byte figure: exact when it fits an integer, else kept as a real so that an overflow
-/// stays visible (a saturated integer would look like a plausible size).
-fn bytes(value: f64) -> Value {
-    if value.abs() < 1e36 {
-        Value::Q(Quantity::bytes(value.round() as i128))
-    } else {
-        Value::Q(Quantity::new(crate::units::Num::Real(value), Dim::BYTES))
-    }
-}
-
-/// Turns every figure that is not a finite number into an error naming the figure, so
-/// that nothing reads an infinite or undefined value as if it were a result.
-fn reject_non_finite(props: &mut Properties) {
-    for (name, value) in props.iter_mut() {
-        if let Ok(Value::Q(q)) = value
-            && !q.is_finite()
-        {
-            *value = Err(EvalError::NotFinite {
-                span: None,
-                figure: Some(name.to_string()),
-                nan: q.is_nan(),
-            });
-        }
-    }
-}
-
-/// The properties of a deployment and, when memory could be estimated, its breakdown.
+/// The figures of a deployment and, when memory could be estimated, its breakdown.
 pub struct Estimate {
-    pub props: Properties,
+    pub figures: Figures,
     pub breakdown: Option<Breakdown>,
 }
 
@@ -352,50 +328,52 @@ pub fn uses_rejected_figures(inputs: &Inputs<'_, '_>) -> bool {
     .any(|entry| entry.rejected_figures().next().is_some())
 }
 
-/// Computes every property; a figure that cannot be computed says what is missing.
+/// Computes every figure; a figure that cannot be computed says what is missing.
 pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
-    let mut props = Properties::new();
     let context = inputs.context as f64;
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
     let engines_ok = inputs
         .quant
         .runs_on_engine(inputs.engine_name, inputs.engine);
-    props.insert("quant_runs_on_engine", Ok(Value::Bool(engines_ok)));
+    let unavailable = |why: EvalError| {
+        let mut figures = Figures::unavailable(&why);
+        figures.quant_runs_on_engine = Ok(engines_ok);
+        Estimate {
+            figures,
+            breakdown: None,
+        }
+    };
     if uses_rejected_figures(inputs) {
         // Not evaluated with an invalid figure, nor with a default in its place.
-        for prop in super::schema::PROPERTIES {
-            props.entry(prop.name).or_insert(Err(EvalError::Invalid));
-        }
-        return Estimate {
-            props,
-            breakdown: None,
-        };
+        return unavailable(EvalError::Invalid);
     }
     let mem = match memory(inputs) {
         Ok(mem) => mem,
-        Err(error) => {
-            for prop in super::schema::PROPERTIES {
-                props.entry(prop.name).or_insert_with(|| Err(error.clone()));
-            }
-            return Estimate {
-                props,
-                breakdown: None,
-            };
-        }
+        Err(error) => return unavailable(error),
     };
     let per_gpu = mem.per_gpu(context, seqs, count);
     let kv = mem.kv_total(context, seqs);
-    props.insert("weights_memory", Ok(bytes(mem.weights)));
-    props.insert("kv_memory", Ok(bytes(kv)));
-    props.insert("overhead_memory", Ok(bytes(mem.overhead)));
-    props.insert(
-        "total_memory",
-        Ok(bytes(mem.weights + kv + mem.overhead * count)),
-    );
-    props.insert("memory_per_gpu", Ok(bytes(per_gpu)));
-    props.insert("kv_heads_replicated", Ok(Value::Bool(mem.replicated)));
+    let total = mem.weights + kv + mem.overhead * count;
     let window = inputs.model.number("max_context");
+    let no_memory = missing(format!("`{}` has no `memory`", inputs.gpu_name));
+    let mut figures = Figures {
+        weights_memory: Ok(mem.weights),
+        kv_memory: Ok(kv),
+        overhead_memory: Ok(mem.overhead),
+        total_memory: Ok(total),
+        memory_per_gpu: Ok(per_gpu),
+        kv_heads_replicated: Ok(mem.replicated),
+        quant_runs_on_engine: Ok(engines_ok),
+        usable_memory: Err(no_memory.clone()),
+        utilization: Err(no_memory.clone()),
+        headroom: Err(no_memory.clone()),
+        fits: Err(no_memory.clone()),
+        max_context: Err(no_memory.clone()),
+        fit_advice: Err(no_memory.clone()),
+        comfortable_context: Err(no_memory.clone()),
+        ..Figures::unavailable(&EvalError::Invalid)
+    };
     let mut breakdown = Breakdown {
         weights_bytes: mem.weights.round() as i128,
         weights_source: if mem.from_files {
@@ -405,7 +383,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         },
         kv_bytes: kv.round() as i128,
         overhead_bytes: mem.overhead.round() as i128,
-        total_bytes: (mem.weights + kv + mem.overhead * count).round() as i128,
+        total_bytes: total.round() as i128,
         per_gpu_bytes: per_gpu.round() as i128,
         usable_bytes: None,
         utilization: None,
@@ -418,66 +396,40 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
         kv_heads_replicated: mem.replicated,
     };
-    let no_memory = || missing(format!("`{}` has no `memory`", inputs.gpu_name));
-    match mem.usable {
-        Some(usable) => {
-            let utilization = per_gpu / usable;
-            let largest = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable)
-                .min(window.unwrap_or(f64::INFINITY));
-            props.insert("usable_memory", Ok(bytes(usable)));
-            props.insert("utilization", Ok(Value::Q(Quantity::ratio(utilization))));
-            props.insert("headroom", Ok(Value::Q(Quantity::ratio(1.0 - utilization))));
-            props.insert("fits", Ok(Value::Bool(per_gpu <= usable)));
-            props.insert(
-                "max_context",
-                Ok(Value::Q(Quantity::real(largest, Dim::TOKENS))),
-            );
-            props.insert(
-                "fit_advice",
-                Ok(Value::Str(fit_advice(inputs, &mem, usable, largest))),
-            );
-            let comfortable =
-                largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
-                    .min(window.unwrap_or(f64::INFINITY));
-            // Rounded down to whole kibi-tokens, so that the help reads as a field value.
-            let comfortable = if comfortable >= 1024.0 {
-                (comfortable / 1024.0).floor() * 1024.0
-            } else {
-                comfortable
-            };
-            props.insert(
-                "comfortable_context",
-                Ok(Value::Q(Quantity::real(comfortable, Dim::TOKENS))),
-            );
-            breakdown.usable_bytes = Some(usable as i128);
-            breakdown.utilization = Some(utilization);
-            breakdown.verdict = Some(if per_gpu > usable {
-                Verdict::DoesNotFit
-            } else if utilization > TIGHT_ABOVE {
-                Verdict::Tight
-            } else {
-                Verdict::Comfortable
-            });
-            breakdown.max_context = Some(largest as u64);
-        }
-        None => {
-            for name in [
-                "usable_memory",
-                "utilization",
-                "headroom",
-                "fits",
-                "max_context",
-                "fit_advice",
-                "comfortable_context",
-            ] {
-                props.insert(name, Err(no_memory()));
-            }
-        }
+    if let Some(usable) = mem.usable {
+        let utilization = per_gpu / usable;
+        let largest = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable)
+            .min(window.unwrap_or(f64::INFINITY));
+        let comfortable = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
+            .min(window.unwrap_or(f64::INFINITY));
+        // Rounded down to whole kibi-tokens, so that the help reads as a field value.
+        let comfortable = if comfortable >= 1024.0 {
+            (comfortable / 1024.0).floor() * 1024.0
+        } else {
+            comfortable
+        };
+        figures.usable_memory = Ok(usable);
+        figures.utilization = Ok(utilization);
+        figures.headroom = Ok(1.0 - utilization);
+        figures.fits = Ok(per_gpu <= usable);
+        figures.max_context = Ok(largest);
+        figures.fit_advice = Ok(fit_advice(inputs, &mem, usable, largest));
+        figures.comfortable_context = Ok(comfortable);
+        breakdown.usable_bytes = Some(usable as i128);
+        breakdown.utilization = Some(utilization);
+        breakdown.verdict = Some(if per_gpu > usable {
+            Verdict::DoesNotFit
+        } else if utilization > TIGHT_ABOVE {
+            Verdict::Tight
+        } else {
+            Verdict::Comfortable
+        });
+        breakdown.max_context = Some(largest as u64);
     }
-    speed_and_cost(inputs, &mem, &mut props);
-    reject_non_finite(&mut props);
+    speed_and_cost(inputs, &mem, &mut figures);
+    figures.reject_non_finite();
     Estimate {
-        props,
+        figures,
         breakdown: Some(breakdown),
     }
 }
@@ -550,41 +502,41 @@ pub const DEFAULT_NVLINK_BANDWIDTH: f64 = 300e9;
 pub fn hourly_price(gpu: &Entry<'_>) -> Option<f64> {
     gpu.number("price").or_else(|| {
         gpu.number("msrp")
-            .map(|msrp| msrp / (AMORTISATION_HOURS * 3600.0))
+            .map(|msrp| msrp / (AMORTISATION_HOURS * crate::units::SECONDS_PER_HOUR))
     })
 }
 
 /// Speed, throughput, workload and cost.
-fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties) {
+fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) {
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
     let model = inputs.model;
     let gpu = inputs.gpu;
-    let rate = |v: f64| Value::Q(Quantity::real(v, Dim::TOKEN_RATE));
     let no = |field: &str| missing(format!("`{}` has no `{field}`", inputs.gpu_name));
     let symbol = |field: &str| match gpu.fields.get(field) {
         Some(Value::Symbol(s)) => Some(s.as_str()),
         _ => None,
     };
     let Some(bandwidth) = gpu.number("bandwidth") else {
-        for name in [
-            "decode_tps",
-            "decode_tps_low",
-            "decode_tps_high",
-            "throughput",
-            "prefill_tps",
-            "prefill_tps_low",
-            "prefill_tps_high",
-            "ttft",
-            "bound",
-            "cost_per_mtok",
-            "replicas_needed",
-            "load",
-            "required_throughput",
+        let why = no("bandwidth");
+        for figure in [
+            &mut figures.decode_tps,
+            &mut figures.decode_tps_low,
+            &mut figures.decode_tps_high,
+            &mut figures.throughput,
+            &mut figures.prefill_tps,
+            &mut figures.prefill_tps_low,
+            &mut figures.prefill_tps_high,
+            &mut figures.ttft,
+            &mut figures.cost_per_mtok,
+            &mut figures.replicas_needed,
+            &mut figures.load,
+            &mut figures.required_throughput,
         ] {
-            props.insert(name, Err(no("bandwidth")));
+            *figure = Err(why.clone());
         }
-        insert_cost(inputs, props, None);
+        figures.bound = Err(why);
+        insert_cost(inputs, figures, None);
         return;
     };
     let unified = gpu.unified_memory();
@@ -638,84 +590,50 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, props: &mut Properties)
         prompt,
     };
     let speed = speed::estimate(&speed_inputs);
-    props.insert("decode_tps", Ok(rate(speed.decode_tps)));
-    props.insert("decode_tps_low", Ok(rate(speed.decode_tps_low)));
-    props.insert("decode_tps_high", Ok(rate(speed.decode_tps_high)));
-    props.insert("throughput", Ok(rate(speed.throughput_tps)));
-    props.insert("bound", Ok(Value::Str(speed.bound.describe().to_string())));
-    props.insert(
-        "prefill_tps",
-        speed.prefill_tps.map(rate).ok_or_else(|| no("bf16")),
-    );
-    props.insert(
-        "prefill_tps_low",
-        speed.prefill_tps_low.map(rate).ok_or_else(|| no("bf16")),
-    );
-    props.insert(
-        "prefill_tps_high",
-        speed.prefill_tps_high.map(rate).ok_or_else(|| no("bf16")),
-    );
-    props.insert(
-        "ttft",
-        speed
-            .ttft_s
-            .map(|t| Value::Q(Quantity::real(t, Dim::SECONDS)))
-            .ok_or_else(|| no("bf16")),
-    );
+    figures.decode_tps = Ok(speed.decode_tps);
+    figures.decode_tps_low = Ok(speed.decode_tps_low);
+    figures.decode_tps_high = Ok(speed.decode_tps_high);
+    figures.throughput = Ok(speed.throughput_tps);
+    figures.bound = Ok(speed.bound.describe().to_string());
+    figures.prefill_tps = speed.prefill_tps.ok_or_else(|| no("bf16"));
+    figures.prefill_tps_low = speed.prefill_tps_low.ok_or_else(|| no("bf16"));
+    figures.prefill_tps_high = speed.prefill_tps_high.ok_or_else(|| no("bf16"));
+    figures.ttft = speed.ttft_s.ok_or_else(|| no("bf16"));
     // A workload: requests in flight follow Little's law (rate × time per request); each
     // replica serves `seqs` of them at once.
     let served = match (inputs.rate, inputs.output) {
         (Some(rate_rps), Some(output)) => {
             let latency = speed.ttft_s.unwrap_or(0.0) + output / speed.decode_tps;
             let in_flight = rate_rps * latency;
-            let needed = (in_flight / seqs).ceil().max(1.0);
-            let load = in_flight / (seqs * inputs.replicas as f64);
-            props.insert("required_throughput", Ok(rate(rate_rps * output)));
-            // Kept as a real when it is not a sane count, so that an overflow is seen.
-            let needed = if needed < 1e36 {
-                crate::units::Num::Int(needed as i128)
-            } else {
-                crate::units::Num::Real(needed)
-            };
-            props.insert(
-                "replicas_needed",
-                Ok(Value::Q(Quantity::new(needed, Dim::NONE))),
-            );
-            props.insert("load", Ok(Value::Q(Quantity::ratio(load))));
+            figures.required_throughput = Ok(rate_rps * output);
+            figures.replicas_needed = Ok((in_flight / seqs).ceil().max(1.0));
+            figures.load = Ok(in_flight / (seqs * inputs.replicas as f64));
             // Tokens actually produced per second: the demand, up to the capacity.
             Some((rate_rps * output).min(speed.throughput_tps * inputs.replicas as f64))
         }
         _ => {
             let none =
-                || missing("the deployment has no `workload { rate ... output ... }`".to_string());
-            props.insert("required_throughput", Err(none()));
-            props.insert("replicas_needed", Err(none()));
-            props.insert("load", Err(none()));
+                missing("the deployment has no `workload { rate ... output ... }`".to_string());
+            figures.required_throughput = Err(none.clone());
+            figures.replicas_needed = Err(none.clone());
+            figures.load = Err(none);
             None
         }
     };
     let produced = served.unwrap_or(speed.throughput_tps * inputs.replicas as f64);
-    insert_cost(inputs, props, Some(produced));
+    insert_cost(inputs, figures, Some(produced));
 }
 
 /// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second.
-fn insert_cost(inputs: &Inputs<'_, '_>, props: &mut Properties, produced: Option<f64>) {
+fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<f64>) {
     let count = inputs.count as f64;
     let hourly = hourly_price(inputs.gpu)
         .map(|price| price * count * inputs.replicas as f64)
         .ok_or_else(|| missing(format!("`{}` has no `price` or `msrp`", inputs.gpu_name)));
-    props.insert(
-        "cost_per_hour",
-        hourly
-            .clone()
-            .map(|h| Value::Q(Quantity::real(h, Dim::HOURLY))),
-    );
-    let per_token = match (hourly, produced) {
-        (Ok(h), Some(tokens)) if tokens > 0.0 => {
-            Ok(Value::Q(Quantity::real(h / tokens, Dim::PER_TOKEN)))
-        }
-        (Err(e), _) => Err(e),
+    figures.cost_per_mtok = match (&hourly, produced) {
+        (Ok(h), Some(tokens)) if tokens > 0.0 => Ok(h / tokens),
+        (Err(e), _) => Err(e.clone()),
         _ => Err(missing(format!("`{}` has no `bandwidth`", inputs.gpu_name))),
     };
-    props.insert("cost_per_mtok", per_token);
+    figures.cost_per_hour = hourly;
 }

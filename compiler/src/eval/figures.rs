@@ -1,0 +1,199 @@
+//! The figures of a deployment, typed: one field per property, each a value or the
+//! reason it has none. [`PROPERTIES`] is the language's one table of property names: it
+//! maps each name to its field, type, dependencies and documentation (a test checks it
+//! against docs/language.md). Figures are kept in SI base units (bytes, seconds, $/s,
+//! $/token); conversions to GiB, $/h or $/Mtok happen once, when a value is displayed.
+
+use super::schema::FieldTy;
+use super::value::{EvalError, Value};
+use crate::units::{Dim, MAX_MAGNITUDE, Num, Quantity};
+
+/// A figure, or why it could not be computed (a missing input, an invalid one, a result
+/// that is not a finite number).
+pub type Figure<T> = Result<T, EvalError>;
+
+/// A property a deployment exposes to `require`, `when`, messages and every output.
+pub struct Property {
+    pub name: &'static str,
+    pub ty: FieldTy,
+    /// The deployment fields the figure depends on: labelled when a rule reads it.
+    pub deps: &'static [&'static str],
+    pub doc: &'static str,
+    /// The property's value in a deployment's figures.
+    pub get: fn(&Figures) -> Figure<Value>,
+}
+
+const MEM: &[&str] = &[
+    "model", "quant", "context", "seqs", "kv_cache", "engine", "count",
+];
+const FIT: &[&str] = &[
+    "model",
+    "quant",
+    "context",
+    "seqs",
+    "kv_cache",
+    "engine",
+    "gpu",
+    "count",
+    "memory_utilization",
+];
+const SPEED: &[&str] = &[
+    "model", "quant", "gpu", "count", "context", "seqs", "kv_cache",
+];
+
+/// A figure's language value, by the property's type: bytes exact when they fit an
+/// integer, ratios, counts, quantities in their dimension.
+trait IntoValue {
+    fn into_value(self, ty: FieldTy) -> Value;
+}
+
+impl IntoValue for f64 {
+    fn into_value(self, ty: FieldTy) -> Value {
+        match ty {
+            FieldTy::Q(dim) if dim == Dim::BYTES => bytes(self),
+            FieldTy::Q(dim) => Value::Q(Quantity::real(self, dim)),
+            FieldTy::Ratio => Value::Q(Quantity::ratio(self)),
+            // Kept as a real when it is not a sane count, so that an overflow is seen.
+            _ if self.fract() == 0.0 && self.abs() < 1e36 => {
+                Value::Q(Quantity::new(Num::Int(self as i128), Dim::NONE))
+            }
+            _ => Value::Q(Quantity::new(Num::Real(self), Dim::NONE)),
+        }
+    }
+}
+
+impl IntoValue for bool {
+    fn into_value(self, _: FieldTy) -> Value {
+        Value::Bool(self)
+    }
+}
+
+impl IntoValue for String {
+    fn into_value(self, _: FieldTy) -> Value {
+        Value::Str(self)
+    }
+}
+
+/// A byte figure: exact when it fits an integer, else kept as a real so that an overflow
+/// stays visible (a saturated integer would look like a plausible size).
+fn bytes(value: f64) -> Value {
+    if value.abs() < 1e36 {
+        Value::Q(Quantity::bytes(value.round() as i128))
+    } else {
+        Value::Q(Quantity::new(Num::Real(value), Dim::BYTES))
+    }
+}
+
+/// Turns a figure that is not a finite number into an error naming it, so that nothing
+/// reads an infinite or undefined value as if it were a result.
+trait Finite: Sized {
+    fn reject_non_finite(figure: &mut Figure<Self>, name: &str);
+}
+
+impl Finite for f64 {
+    fn reject_non_finite(figure: &mut Figure<f64>, name: &str) {
+        // The language's own bound (±1e300), so that a figure stays finite in every
+        // unit it is printed in.
+        if let Ok(value) = figure
+            && (value.is_nan() || value.abs() > MAX_MAGNITUDE)
+        {
+            *figure = Err(EvalError::NotFinite {
+                span: None,
+                figure: Some(name.to_string()),
+                nan: value.is_nan(),
+            });
+        }
+    }
+}
+
+impl Finite for bool {
+    fn reject_non_finite(_: &mut Figure<bool>, _: &str) {}
+}
+
+impl Finite for String {
+    fn reject_non_finite(_: &mut Figure<String>, _: &str) {}
+}
+
+/// Declares the figures once: the struct's fields and the property table come from the
+/// same list, so that they cannot drift apart.
+macro_rules! figures {
+    ($($name:ident: $t:ty, $ty:expr, $deps:expr, $doc:literal;)*) => {
+        /// Every figure of one deployment configuration.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Figures {
+            $(#[doc = $doc] pub $name: Figure<$t>,)*
+        }
+
+        impl Figures {
+            /// Figures of which none could be computed, for one reason.
+            pub fn unavailable(why: &EvalError) -> Figures {
+                Figures { $($name: Err(why.clone()),)* }
+            }
+
+            /// Turns every figure that is not a finite number into an error naming it.
+            pub fn reject_non_finite(&mut self) {
+                $(<$t as Finite>::reject_non_finite(&mut self.$name, stringify!($name));)*
+            }
+        }
+
+        /// The properties (docs/language.md, "Properties", lists the same names).
+        pub const PROPERTIES: &[Property] = &[
+            $(Property {
+                name: stringify!($name),
+                ty: $ty,
+                deps: $deps,
+                doc: $doc,
+                get: |figures| figures.$name.clone().map(|v| IntoValue::into_value(v, $ty)),
+            },)*
+        ];
+    };
+}
+
+figures! {
+    weights_memory: f64, FieldTy::Q(Dim::BYTES), &["model", "quant"], "bytes of weights in total";
+    kv_memory: f64, FieldTy::Q(Dim::BYTES), &["model", "context", "seqs", "kv_cache"], "bytes of KV cache in total";
+    overhead_memory: f64, FieldTy::Q(Dim::BYTES), &["engine", "model", "quant", "count"], "runtime overhead per GPU";
+    total_memory: f64, FieldTy::Q(Dim::BYTES), MEM, "weights + KV + overhead on every GPU";
+    memory_per_gpu: f64, FieldTy::Q(Dim::BYTES), MEM, "what one GPU holds";
+    usable_memory: f64, FieldTy::Q(Dim::BYTES), &["gpu", "engine", "memory_utilization"], "memory the engine may use per GPU";
+    utilization: f64, FieldTy::Ratio, FIT, "memory_per_gpu / usable_memory";
+    headroom: f64, FieldTy::Ratio, FIT, "1 - utilization";
+    fits: bool, FieldTy::Predicate, FIT, "memory_per_gpu <= usable_memory";
+    max_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that fits, capped at the model's window";
+    fit_advice: String, FieldTy::Str, FIT, "the concrete change that makes the deployment fit (or leaves more room)";
+    decode_tps: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s per sequence";
+    throughput: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s of all sequences";
+    decode_tps_low: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "low end of the decode range (10th percentile of measured / predicted)";
+    decode_tps_high: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "high end of the decode range (90th percentile of measured / predicted)";
+    prefill_tps_low: f64, FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "low end of the prefill range (10th percentile of measured / predicted)";
+    prefill_tps_high: f64, FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "high end of the prefill range (90th percentile of measured / predicted)";
+    bound: String, FieldTy::Str, SPEED, "what limits a decode step: `bandwidth-bound` or `compute-bound`";
+    required_throughput: f64, FieldTy::Q(Dim::TOKEN_RATE), &["workload"], "output tokens per second the workload asks for (rate × output)";
+    replicas_needed: f64, FieldTy::Number, &["workload", "model", "quant", "gpu", "count", "seqs"], "replicas that hold the workload's requests in flight (Little's law)";
+    load: f64, FieldTy::Ratio, &[ "workload", "model", "quant", "gpu", "count", "seqs", "replicas", ], "requests in flight / (seqs × replicas)";
+    prefill_tps: f64, FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "prompt tokens/s";
+    ttft: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "time to first token";
+    cost_per_hour: f64, FieldTy::Q(Dim::HOURLY), &["gpu", "count", "replicas"], "price of the GPUs per hour";
+    cost_per_mtok: f64, FieldTy::Q(Dim::PER_TOKEN), &[ "gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache", ], "price per generated token";
+    comfortable_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps 10 % of usable memory free";
+    kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";
+    quant_runs_on_engine: bool, FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format";
+}
+
+impl Figures {
+    /// A property's value by its name in the language; `None` for a name that is not a
+    /// property.
+    pub fn get(&self, name: &str) -> Option<Figure<Value>> {
+        property(name).map(|prop| (prop.get)(self))
+    }
+
+    /// Every property with its value, in table order.
+    pub fn values(&self) -> impl Iterator<Item = (&'static str, Figure<Value>)> + '_ {
+        PROPERTIES.iter().map(|prop| (prop.name, (prop.get)(self)))
+    }
+}
+
+/// A property by name.
+pub fn property(name: &str) -> Option<&'static Property> {
+    PROPERTIES.iter().find(|prop| prop.name == name)
+}
