@@ -1,0 +1,535 @@
+//! GGUF v2/v3 headers: metadata and tensor infos, never the tensor data.
+//!
+//! Layout: ggml-org/llama.cpp `ggml/docs/gguf.md` ("File Structure"): magic `GGUF`, u32 version,
+//! u64 tensor_count, u64 metadata_kv_count, the key/value pairs (string = u64 length + UTF-8
+//! bytes; arrays = u32 element type + u64 count + elements, nestable), then per tensor: name,
+//! u32 n_dimensions, u64 dims, u32 ggml type, u64 offset (relative to the aligned data start,
+//! `general.alignment`, default 32). Version 1 used 32-bit counts and is refused. Value type ids:
+//! `enum gguf_type` in `ggml/include/gguf.h`.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+
+use crate::config::MAX_DIM;
+use crate::error::{ArtifactError, add, mul};
+use crate::{Architecture, Attention, Weights, add_dtype};
+
+/// Most tensors accepted in one GGUF file.
+pub const MAX_GGUF_TENSORS: u64 = 1_000_000;
+/// Most metadata key/value pairs accepted.
+const MAX_GGUF_KVS: u64 = 1_000_000;
+/// Longest string accepted (keys, values, tensor names): 1 MiB.
+pub const MAX_GGUF_STRING: u64 = 1 << 20;
+/// Most elements in one metadata array (skipped without allocating).
+pub const MAX_GGUF_ARRAY: u64 = 10_000_000;
+/// Deepest nesting of metadata arrays.
+const MAX_ARRAY_DEPTH: u32 = 4;
+/// Most dimensions of a tensor (`GGML_MAX_DIMS`, ggml/include/ggml.h).
+const GGML_MAX_DIMS: u32 = 4;
+/// Strings longer than this are skipped, not kept.
+const KEEP_STRING: u64 = 4096;
+
+/// One ggml tensor type: its block of `block` elements takes `type_size` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GgmlType {
+    pub id: u32,
+    pub name: &'static str,
+    pub block: u64,
+    pub type_size: u64,
+}
+
+const fn t(id: u32, name: &'static str, block: u64, type_size: u64) -> GgmlType {
+    GgmlType {
+        id,
+        name,
+        block,
+        type_size,
+    }
+}
+
+/// ggml types: ids from `enum ggml_type` (ggml/include/ggml.h), block sizes and block byte
+/// sizes from `type_traits` in ggml/src/ggml.c (`.blck_size`, `.type_size = sizeof(block_*)`)
+/// with the `block_*` structs of ggml/src/ggml-common.h (QK4_0 = QK8_0 = QK4_NL = QK_MXFP4 = 32,
+/// QK_K = 256; ggml_half = 2 bytes). Sizes: q4_0 = 2+16, q4_1 = 2*2+16, q5_0 = 2+4+16,
+/// q5_1 = 2*2+4+16, q8_0 = 2+32, q8_1 = 2*2+32, q2_K = 16+64+2*2, q3_K = 32+64+12+2,
+/// q4_K = 2*2+12+128, q5_K = 2*2+12+32+128, q6_K = 128+64+16+2, q8_K = 4+256+2*16,
+/// iq2_xxs = 2+2*32, iq2_xs = 2+2*32+8, iq3_xxs = 2+96, iq1_s = 2+32+2*8, iq4_nl = 2+16,
+/// iq3_s = 2+64+8+32+4, iq2_s = 2+64+8+8, iq4_xs = 2+2+4+128, iq1_m = 32+16+8,
+/// tq1_0 = 48+4+2, tq2_0 = 64+2, mxfp4 = 1+16.
+pub const GGML_TYPES: &[GgmlType] = &[
+    t(0, "F32", 1, 4),
+    t(1, "F16", 1, 2),
+    t(2, "Q4_0", 32, 18),
+    t(3, "Q4_1", 32, 20),
+    t(6, "Q5_0", 32, 22),
+    t(7, "Q5_1", 32, 24),
+    t(8, "Q8_0", 32, 34),
+    t(9, "Q8_1", 32, 36),
+    t(10, "Q2_K", 256, 84),
+    t(11, "Q3_K", 256, 110),
+    t(12, "Q4_K", 256, 144),
+    t(13, "Q5_K", 256, 176),
+    t(14, "Q6_K", 256, 210),
+    t(15, "Q8_K", 256, 292),
+    t(16, "IQ2_XXS", 256, 66),
+    t(17, "IQ2_XS", 256, 74),
+    t(18, "IQ3_XXS", 256, 98),
+    t(19, "IQ1_S", 256, 50),
+    t(20, "IQ4_NL", 32, 18),
+    t(21, "IQ3_S", 256, 110),
+    t(22, "IQ2_S", 256, 82),
+    t(23, "IQ4_XS", 256, 136),
+    t(24, "I8", 1, 1),
+    t(25, "I16", 1, 2),
+    t(26, "I32", 1, 4),
+    t(27, "I64", 1, 8),
+    t(28, "F64", 1, 8),
+    t(29, "IQ1_M", 256, 56),
+    t(30, "BF16", 1, 2),
+    t(34, "TQ1_0", 256, 54),
+    t(35, "TQ2_0", 256, 66),
+    t(39, "MXFP4", 32, 17),
+];
+
+/// The ggml type with this id, or an error naming it.
+pub fn ggml_type(id: u32) -> Result<GgmlType, ArtifactError> {
+    if let Some(t) = GGML_TYPES.iter().find(|t| t.id == id) {
+        return Ok(*t);
+    }
+    let removed = match id {
+        4 => Some("Q4_2"),
+        5 => Some("Q4_3"),
+        31 => Some("Q4_0_4_4"),
+        32 => Some("Q4_0_4_8"),
+        33 => Some("Q4_0_8_8"),
+        36 => Some("IQ4_NL_4_4"),
+        37 => Some("IQ4_NL_4_8"),
+        38 => Some("IQ4_NL_8_8"),
+        _ => None,
+    };
+    Err(ArtifactError::Unsupported(match removed {
+        Some(n) => format!(
+            "ggml type {id} ({n}) was removed from ggml and GGUF files; re-quantize the model"
+        ),
+        None => format!(
+            "unknown ggml type id {id}; the file may be newer than this crate (known ids: 0-3, \
+             6-30, 34, 35, 39)"
+        ),
+    }))
+}
+
+/// A metadata value, as far as it is kept.
+#[derive(Debug, Clone)]
+enum Meta {
+    Int(i128),
+    Str(String),
+    Array(u64),
+    Other,
+}
+
+/// Counting reader: every byte read moves `pos`.
+struct Src<R> {
+    inner: R,
+    pos: u64,
+}
+
+fn truncated() -> ArtifactError {
+    ArtifactError::Malformed("GGUF header is truncated (unexpected end of file)".to_string())
+}
+
+impl<R: Read> Src<R> {
+    fn bytes<const N: usize>(&mut self) -> Result<[u8; N], ArtifactError> {
+        let mut b = [0u8; N];
+        self.inner.read_exact(&mut b).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => truncated(),
+            _ => ArtifactError::Io(format!("cannot read the GGUF header ({e})")),
+        })?;
+        self.pos += N as u64;
+        Ok(b)
+    }
+    fn u32(&mut self) -> Result<u32, ArtifactError> {
+        Ok(u32::from_le_bytes(self.bytes()?))
+    }
+    fn u64(&mut self) -> Result<u64, ArtifactError> {
+        Ok(u64::from_le_bytes(self.bytes()?))
+    }
+    fn skip(&mut self, n: u64) -> Result<(), ArtifactError> {
+        let got = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())
+            .map_err(|e| ArtifactError::Io(format!("cannot read the GGUF header ({e})")))?;
+        self.pos += got;
+        if got != n { Err(truncated()) } else { Ok(()) }
+    }
+    /// A GGUF string; kept when at most `keep` bytes, else skipped (`None`).
+    fn string(&mut self, what: &str, keep: u64) -> Result<Option<String>, ArtifactError> {
+        let len = self.u64()?;
+        if len > MAX_GGUF_STRING {
+            return Err(ArtifactError::TooLarge(format!(
+                "GGUF {what} of {len} bytes is over the {MAX_GGUF_STRING}-byte bound"
+            )));
+        }
+        if len > keep {
+            self.skip(len)?;
+            return Ok(None);
+        }
+        let mut buf = Vec::with_capacity(len as usize);
+        let got = (&mut self.inner)
+            .take(len)
+            .read_to_end(&mut buf)
+            .map_err(|e| ArtifactError::Io(format!("cannot read the GGUF header ({e})")))?;
+        self.pos += got as u64;
+        if got as u64 != len {
+            return Err(truncated());
+        }
+        String::from_utf8(buf)
+            .map(Some)
+            .map_err(|_| ArtifactError::Malformed(format!("GGUF {what} is not UTF-8")))
+    }
+
+    fn value(&mut self, ty: u32, depth: u32) -> Result<Meta, ArtifactError> {
+        // gguf_type: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool, 8 string,
+        // 9 array, 10 u64, 11 i64, 12 f64
+        Ok(match ty {
+            0 => Meta::Int(i128::from(self.bytes::<1>()?[0])),
+            1 => Meta::Int(i128::from(i8::from_le_bytes(self.bytes()?))),
+            2 => Meta::Int(i128::from(u16::from_le_bytes(self.bytes()?))),
+            3 => Meta::Int(i128::from(i16::from_le_bytes(self.bytes()?))),
+            4 => Meta::Int(i128::from(self.u32()?)),
+            5 => Meta::Int(i128::from(i32::from_le_bytes(self.bytes()?))),
+            6 => {
+                self.skip(4)?;
+                Meta::Other
+            }
+            7 => {
+                self.skip(1)?;
+                Meta::Other
+            }
+            8 => match self.string("string value", KEEP_STRING)? {
+                Some(s) => Meta::Str(s),
+                None => Meta::Other,
+            },
+            9 => {
+                if depth >= MAX_ARRAY_DEPTH {
+                    return Err(ArtifactError::TooLarge(format!(
+                        "GGUF arrays nested deeper than {MAX_ARRAY_DEPTH}"
+                    )));
+                }
+                let elem = self.u32()?;
+                let count = self.u64()?;
+                if count > MAX_GGUF_ARRAY {
+                    return Err(ArtifactError::TooLarge(format!(
+                        "GGUF array of {count} elements is over the bound {MAX_GGUF_ARRAY}"
+                    )));
+                }
+                match fixed_size(elem) {
+                    Some(size) => self.skip(mul(&[count, size])?)?,
+                    None => {
+                        for _ in 0..count {
+                            match elem {
+                                8 => {
+                                    self.string("array string", 0)?;
+                                }
+                                9 => {
+                                    self.value(9, depth + 1)?;
+                                }
+                                other => return Err(bad_value_type(other)),
+                            }
+                        }
+                    }
+                }
+                Meta::Array(count)
+            }
+            10 => Meta::Int(i128::from(self.u64()?)),
+            11 => Meta::Int(i128::from(i64::from_le_bytes(self.bytes()?))),
+            12 => {
+                self.skip(8)?;
+                Meta::Other
+            }
+            other => return Err(bad_value_type(other)),
+        })
+    }
+}
+
+fn fixed_size(ty: u32) -> Option<u64> {
+    match ty {
+        0 | 1 | 7 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        10..=12 => Some(8),
+        _ => None,
+    }
+}
+
+fn bad_value_type(ty: u32) -> ArtifactError {
+    ArtifactError::Malformed(format!(
+        "GGUF metadata value type {ty} is not one of 0-12; the file is corrupt"
+    ))
+}
+
+/// Read a GGUF header through `reader` (wrap files in a `BufReader`). Reads the metadata and
+/// the tensor infos only.
+pub fn from_gguf<R: Read>(reader: R) -> Result<Architecture, ArtifactError> {
+    read_gguf(reader, None)
+}
+
+/// As [`from_gguf`]; with the file length, the tensors' offsets are checked against it.
+pub(crate) fn read_gguf<R: Read>(
+    reader: R,
+    file_len: Option<u64>,
+) -> Result<Architecture, ArtifactError> {
+    let mut src = Src {
+        inner: reader,
+        pos: 0,
+    };
+    let magic: [u8; 4] = src.bytes().map_err(|_| {
+        ArtifactError::Malformed("shorter than a GGUF magic; not a GGUF file".to_string())
+    })?;
+    if &magic != b"GGUF" {
+        return Err(ArtifactError::Malformed(format!(
+            "magic {magic:02x?} is not \"GGUF\"; not a GGUF file (old GGML/GGJT files must be \
+             converted)"
+        )));
+    }
+    let version = src.u32()?;
+    match version {
+        2 | 3 => {}
+        1 => {
+            return Err(ArtifactError::Unsupported(
+                "GGUF v1 (32-bit counts) is not supported; re-convert the model with a current \
+                 llama.cpp"
+                    .to_string(),
+            ));
+        }
+        v => {
+            return Err(ArtifactError::Unsupported(format!(
+                "GGUF version {v} is not 2 or 3{}",
+                if v.swap_bytes() <= 3 {
+                    " (a big-endian file?); use a little-endian file"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    let tensor_count = src.u64()?;
+    let kv_count = src.u64()?;
+    if tensor_count > MAX_GGUF_TENSORS {
+        return Err(ArtifactError::TooLarge(format!(
+            "GGUF tensor_count {tensor_count} is over the bound {MAX_GGUF_TENSORS}"
+        )));
+    }
+    if kv_count > MAX_GGUF_KVS {
+        return Err(ArtifactError::TooLarge(format!(
+            "GGUF metadata_kv_count {kv_count} is over the bound {MAX_GGUF_KVS}"
+        )));
+    }
+
+    let mut meta: HashMap<String, Meta> = HashMap::new();
+    for _ in 0..kv_count {
+        let key = src.string("key", MAX_GGUF_STRING)?.unwrap_or_default();
+        let ty = src.u32()?;
+        let v = src.value(ty, 0)?;
+        if !matches!(v, Meta::Other) {
+            meta.insert(key, v);
+        }
+    }
+
+    let mut weights = Weights {
+        elements: Some(0),
+        ..Weights::default()
+    };
+    let mut infos: Vec<(u64, u64)> = Vec::new();
+    let mut exps: Vec<u64> = Vec::new(); // element counts of the stacked expert tensors
+    let mut has_output = false;
+    for _ in 0..tensor_count {
+        let name = src
+            .string("tensor name", MAX_GGUF_STRING)?
+            .unwrap_or_default();
+        let n_dims = src.u32()?;
+        if n_dims > GGML_MAX_DIMS {
+            return Err(ArtifactError::Malformed(format!(
+                "GGUF tensor `{name}` has {n_dims} dimensions (at most {GGML_MAX_DIMS})"
+            )));
+        }
+        let mut dims = [1u64; GGML_MAX_DIMS as usize];
+        for d in dims.iter_mut().take(n_dims as usize) {
+            *d = src.u64()?;
+            if *d > MAX_DIM {
+                return Err(ArtifactError::TooLarge(format!(
+                    "GGUF tensor `{name}` has a dimension {d} over 2^40"
+                )));
+            }
+        }
+        let ty = ggml_type(src.u32()?).map_err(|e| match e {
+            ArtifactError::Unsupported(m) => {
+                ArtifactError::Unsupported(format!("tensor `{name}`: {m}"))
+            }
+            e => e,
+        })?;
+        let offset = src.u64()?;
+        if dims[0] % ty.block != 0 {
+            return Err(ArtifactError::Malformed(format!(
+                "GGUF tensor `{name}`: first dimension {} is not a multiple of the {} block \
+                 size {}",
+                dims[0], ty.name, ty.block
+            )));
+        }
+        let elements = mul(&dims)?;
+        let bytes = mul(&[elements / ty.block, ty.type_size])?;
+        weights.total_bytes = add(weights.total_bytes, bytes)?;
+        weights.elements = Some(add(weights.elements.unwrap_or(0), elements)?);
+        add_dtype(&mut weights.by_dtype, ty.name, bytes, elements)?;
+        infos.push((offset, bytes));
+        if name.contains("_exps.") {
+            exps.push(elements);
+        }
+        if name == "output.weight" {
+            has_output = true;
+        }
+    }
+
+    let int = |k: &str| match meta.get(k) {
+        Some(Meta::Int(i)) => u64::try_from(*i).ok(),
+        _ => None,
+    };
+    let text = |k: &str| match meta.get(k) {
+        Some(Meta::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+
+    // offsets: aligned, and inside the file when its length is known
+    let alignment = match int("general.alignment") {
+        None => 32,
+        Some(a) if a > 0 && a.is_power_of_two() && a <= 1 << 20 => a,
+        Some(a) => {
+            return Err(ArtifactError::Malformed(format!(
+                "GGUF general.alignment {a} is not a power of two up to 1 MiB"
+            )));
+        }
+    };
+    let data_start = src.pos.div_ceil(alignment) * alignment;
+    for &(offset, bytes) in &infos {
+        if offset % alignment != 0 {
+            return Err(ArtifactError::Malformed(format!(
+                "GGUF tensor offset {offset} is not a multiple of the alignment {alignment}"
+            )));
+        }
+        if let Some(len) = file_len {
+            let end = add(add(data_start, offset)?, bytes)?;
+            if end > len {
+                return Err(ArtifactError::Malformed(format!(
+                    "GGUF tensor data would end at byte {end}, past the {len}-byte file; the \
+                     file is truncated"
+                )));
+            }
+        }
+    }
+
+    let arch = text("general.architecture");
+    let mut notes = Vec::new();
+    let k = |suffix: &str| arch.as_ref().and_then(|a| int(&format!("{a}.{suffix}")));
+    let layers = k("block_count");
+    let hidden = k("embedding_length");
+    let heads = k("attention.head_count");
+    let kv_heads = k("attention.head_count_kv").or(heads);
+    let kv_lora_rank = k("attention.kv_lora_rank");
+    let head_dim = match (k("attention.key_length"), hidden, heads) {
+        (Some(d), ..) => Some(d),
+        (None, Some(h), Some(n)) if n > 0 && h % n == 0 => Some(h / n),
+        _ => None,
+    };
+    let vocab = match meta.get("tokenizer.ggml.tokens") {
+        Some(Meta::Array(n)) => Some(*n),
+        _ => k("vocab_size"),
+    };
+    let experts = k("expert_count").filter(|&e| e > 0);
+    let experts_active = k("expert_used_count").filter(|_| experts.is_some());
+    let window = k("attention.sliding_window").filter(|&w| w > 0);
+    let local_layers = match (window, layers, arch.as_deref()) {
+        (Some(_), Some(l), Some("gemma2" | "gpt-oss")) => Some(l.div_ceil(2)),
+        (Some(_), Some(l), Some("gemma3")) => Some(l - l / 6),
+        (Some(_), ..) => {
+            notes.push(
+                "sliding window present but which layers use it is not in the GGUF metadata; \
+                 declare local_layers"
+                    .to_string(),
+            );
+            None
+        }
+        _ => None,
+    };
+    let attention = if kv_lora_rank.is_some() {
+        Some(Attention::Mla)
+    } else if matches!((local_layers, layers), (Some(l), Some(n)) if l > 0 && l < n) {
+        Some(Attention::Hybrid)
+    } else {
+        match (heads, kv_heads) {
+            (Some(h), Some(kv)) if kv < h => Some(Attention::Gqa),
+            (Some(_), Some(_)) => Some(Attention::Mha),
+            _ => None,
+        }
+    };
+    let params = weights.elements;
+    let active_params = match (params, experts, experts_active) {
+        (Some(p), Some(e), Some(a)) if a <= e => {
+            let mut idle = 0u64;
+            for &n in &exps {
+                if n % e == 0 {
+                    idle = add(idle, mul(&[n / e, e - a])?)?;
+                }
+            }
+            Some(p - idle.min(p))
+        }
+        (p, None, _) => p,
+        _ => None,
+    };
+    if arch.is_none() {
+        notes.push(
+            "no general.architecture in the GGUF metadata: dimensions unknown; declare them"
+                .to_string(),
+        );
+    }
+    for (field, v) in [
+        ("layers", layers),
+        ("hidden", hidden),
+        ("heads", heads),
+        ("max_context", k("context_length")),
+    ] {
+        if v.is_none() && arch.is_some() {
+            notes.push(format!(
+                "{field} not found in the GGUF metadata; declare it"
+            ));
+        }
+    }
+    Ok(Architecture {
+        source: format!(
+            "GGUF v{version} header (general.architecture = {})",
+            arch.as_deref().unwrap_or("absent")
+        ),
+        model_type: arch.clone(),
+        name: text("general.name"),
+        params,
+        active_params,
+        layers,
+        hidden,
+        intermediate: k("feed_forward_length"),
+        heads,
+        kv_heads,
+        head_dim: if kv_lora_rank.is_some() {
+            None
+        } else {
+            head_dim
+        },
+        vocab,
+        max_context: k("context_length"),
+        attention,
+        window,
+        local_layers,
+        kv_lora_rank,
+        qk_rope_dim: kv_lora_rank.and_then(|_| k("rope.dimension_count")),
+        experts,
+        experts_active,
+        tie_embeddings: Some(!has_output),
+        weights: Some(weights),
+        notes,
+    })
+}

@@ -1,0 +1,340 @@
+//! Model artifacts: config.json, safetensors and GGUF headers.
+//!
+//! [`read`] turns a path (a `config.json`, a `.safetensors` file, a
+//! `model.safetensors.index.json`, a `.gguf` file or a model folder) into an [`Architecture`]:
+//! only what the file determines, every figure an exact integer. Nothing here reads tensor
+//! data; every size, count and length taken from a file is bounded before it is used.
+//! Formulas, bounds and sources: `docs/artifacts.md`.
+
+mod config;
+mod error;
+mod gguf;
+mod safetensors;
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+pub use config::{MAX_CONFIG_BYTES, MAX_DIM, MAX_LAYERS, from_config_json};
+pub use error::ArtifactError;
+pub use gguf::{
+    GGML_TYPES, GgmlType, MAX_GGUF_ARRAY, MAX_GGUF_STRING, MAX_GGUF_TENSORS, from_gguf, ggml_type,
+};
+pub use safetensors::{
+    MAX_INDEX_BYTES, MAX_SAFETENSORS_HEADER, from_safetensors_header, from_safetensors_index,
+    read_safetensors,
+};
+
+/// Attention kind, spelled as the stdlib symbols (`compiler/src/eval/schema.rs` `ATTENTION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attention {
+    /// Multi-head attention: as many key/value heads as query heads.
+    Mha,
+    /// Grouped-query attention: fewer key/value heads than query heads (MQA included).
+    Gqa,
+    /// Multi-head latent attention (DeepSeek-V2/V3): a compressed latent KV.
+    Mla,
+    /// Some layers use a sliding window, the others full attention.
+    Hybrid,
+}
+
+impl Attention {
+    /// The stdlib symbol: `mha`, `gqa`, `mla`, `hybrid`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Attention::Mha => "mha",
+            Attention::Gqa => "gqa",
+            Attention::Mla => "mla",
+            Attention::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Bytes and elements of one stored dtype (`"BF16"`, `"Q4_K"`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DtypeBytes {
+    pub dtype: String,
+    pub bytes: u64,
+    pub elements: u64,
+}
+
+/// Exact weight bytes as stored in safetensors / GGUF files (tensor data only, no header).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Weights {
+    pub total_bytes: u64,
+    /// Sum of the tensors' element counts (for packed dtypes this is stored elements, not
+    /// parameters); `None` when only an index `total_size` was known.
+    pub elements: Option<u64>,
+    /// Per dtype, sorted by dtype name. Empty when only an index `total_size` was known.
+    pub by_dtype: Vec<DtypeBytes>,
+}
+
+/// What a model artifact determines. Everything is optional except `source`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Architecture {
+    /// What was read, e.g. `config.json (Qwen3ForCausalLM, model_type qwen3)`.
+    pub source: String,
+    /// config `model_type` / GGUF `general.architecture`.
+    pub model_type: Option<String>,
+    /// GGUF `general.name` / config `_name_or_path`.
+    pub name: Option<String>,
+    pub params: Option<u64>,
+    pub active_params: Option<u64>,
+    pub layers: Option<u64>,
+    pub hidden: Option<u64>,
+    /// Dense MLP intermediate size; for MoE models without dense layers the per-expert size.
+    pub intermediate: Option<u64>,
+    pub heads: Option<u64>,
+    pub kv_heads: Option<u64>,
+    pub head_dim: Option<u64>,
+    pub vocab: Option<u64>,
+    pub max_context: Option<u64>,
+    pub attention: Option<Attention>,
+    /// Sliding window in tokens, and how many layers use it.
+    pub window: Option<u64>,
+    pub local_layers: Option<u64>,
+    /// MLA latent rank and decoupled RoPE dimension.
+    pub kv_lora_rank: Option<u64>,
+    pub qk_rope_dim: Option<u64>,
+    pub experts: Option<u64>,
+    pub experts_active: Option<u64>,
+    pub tie_embeddings: Option<bool>,
+    pub weights: Option<Weights>,
+    /// What could not be determined and how to supply it, and any disagreement.
+    pub notes: Vec<String>,
+}
+
+/// The kinds of artifact [`read`] accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Artifact {
+    ConfigJson,
+    Safetensors,
+    SafetensorsIndex,
+    Gguf,
+    Folder,
+}
+
+/// Most files a folder may hold for [`read`] to look through.
+pub const MAX_FOLDER_ENTRIES: usize = 100_000;
+
+/// Which kind of artifact `path` is, by file name (or folder).
+pub fn detect(path: &Path) -> Result<Artifact, ArtifactError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot open ({e}); check the path")))?;
+    if meta.is_dir() {
+        return Ok(Artifact::Folder);
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if name.ends_with(".safetensors.index.json") {
+        Ok(Artifact::SafetensorsIndex)
+    } else if name.ends_with(".safetensors") {
+        Ok(Artifact::Safetensors)
+    } else if name.ends_with(".gguf") {
+        Ok(Artifact::Gguf)
+    } else if name.ends_with(".json") {
+        Ok(Artifact::ConfigJson)
+    } else {
+        Err(ArtifactError::Unsupported(format!(
+            "{shown}: not a model artifact; give a config.json, a .safetensors file, a \
+             model.safetensors.index.json, a .gguf file or a model folder"
+        )))
+    }
+}
+
+/// Read an artifact: dispatch by file name, or by folder contents.
+pub fn read(path: &Path) -> Result<Architecture, ArtifactError> {
+    let shown = path.display().to_string();
+    match detect(path)? {
+        Artifact::ConfigJson => {
+            let text = read_text(path, MAX_CONFIG_BYTES)?;
+            from_config_json(&text).map_err(|e| e.in_file(&shown))
+        }
+        Artifact::Safetensors => read_safetensors_file(path),
+        Artifact::SafetensorsIndex => {
+            let text = read_text(path, MAX_INDEX_BYTES)?;
+            from_safetensors_index(&text, path.parent()).map_err(|e| e.in_file(&shown))
+        }
+        Artifact::Gguf => read_gguf_file(path),
+        Artifact::Folder => read_folder(path),
+    }
+}
+
+fn open(path: &Path) -> Result<(File, u64), ArtifactError> {
+    let shown = path.display();
+    let file = File::open(path)
+        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot open ({e}); check the path")))?;
+    let len = file
+        .metadata()
+        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot stat ({e})")))?
+        .len();
+    Ok((file, len))
+}
+
+/// Read a whole text file of at most `limit` bytes.
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, ArtifactError> {
+    let shown = path.display();
+    let (file, len) = open(path)?;
+    if len > limit {
+        return Err(ArtifactError::TooLarge(format!(
+            "{shown}: {len} bytes, over the {limit}-byte bound for this kind of file; \
+             is it the right file?"
+        )));
+    }
+    let mut text = String::new();
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot read as UTF-8 text ({e})")))?;
+    if text.len() as u64 > limit {
+        return Err(ArtifactError::TooLarge(format!(
+            "{shown}: over the {limit}-byte bound"
+        )));
+    }
+    Ok(text)
+}
+
+pub(crate) fn read_safetensors_file(path: &Path) -> Result<Architecture, ArtifactError> {
+    let shown = path.display().to_string();
+    let (file, len) = open(path)?;
+    read_safetensors(BufReader::new(file), Some(len)).map_err(|e| e.in_file(&shown))
+}
+
+fn read_gguf_file(path: &Path) -> Result<Architecture, ArtifactError> {
+    let shown = path.display().to_string();
+    let (file, len) = open(path)?;
+    gguf::read_gguf(BufReader::new(file), Some(len)).map_err(|e| e.in_file(&shown))
+}
+
+/// A folder: `config.json` gives the architecture; `model.safetensors.index.json` or the
+/// `*.safetensors` files give the weights (and the parameter count); a lone `*.gguf` is read
+/// when there is no config.json.
+fn read_folder(dir: &Path) -> Result<Architecture, ArtifactError> {
+    let shown = dir.display().to_string();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot list the folder ({e})")))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry
+            .map_err(|e| ArtifactError::Io(format!("{shown}: cannot list the folder ({e})")))?;
+        if names.len() >= MAX_FOLDER_ENTRIES {
+            return Err(ArtifactError::TooLarge(format!(
+                "{shown}: more than {MAX_FOLDER_ENTRIES} entries; point at the config.json instead"
+            )));
+        }
+        if let Some(n) = entry.file_name().to_str() {
+            names.push(n.to_string());
+        }
+    }
+    names.sort();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    let shards: Vec<&String> = names
+        .iter()
+        .filter(|n| n.ends_with(".safetensors"))
+        .collect();
+    let ggufs: Vec<&String> = names.iter().filter(|n| n.ends_with(".gguf")).collect();
+
+    let weights_arch = if has("model.safetensors.index.json") {
+        Some(read(&dir.join("model.safetensors.index.json"))?)
+    } else if !shards.is_empty() {
+        let mut acc = Weights {
+            elements: Some(0),
+            ..Weights::default()
+        };
+        for s in &shards {
+            let a = read_safetensors_file(&dir.join(s))?;
+            if let Some(w) = a.weights {
+                merge_weights(&mut acc, &w)?;
+            }
+        }
+        Some(Architecture {
+            source: format!("{} safetensors file(s)", shards.len()),
+            params: acc.elements,
+            weights: Some(acc),
+            ..Architecture::default()
+        })
+    } else {
+        None
+    };
+
+    if has("config.json") {
+        let mut arch = read(&dir.join("config.json"))?;
+        if let Some(w) = weights_arch {
+            arch.source = format!("{} + {}", arch.source, w.source);
+            if let (Some(from_config), Some(from_files)) = (arch.params, w.params)
+                && from_config != from_files
+            {
+                arch.notes.push(format!(
+                    "config.json counts {from_config} parameters, the safetensors files hold \
+                         {from_files} elements; the files' figure is kept (quantized/packed \
+                         tensors, extra modules such as MTP or a vision tower, or a config that \
+                         does not match the weights)"
+                ));
+            }
+            if w.params.is_some() {
+                arch.params = w.params;
+            }
+            arch.weights = w.weights;
+            arch.notes.extend(w.notes);
+        }
+        return Ok(arch);
+    }
+    if let Some(w) = weights_arch {
+        let mut w = w;
+        w.notes.push(
+            "no config.json beside the weights: the architecture (heads, kv_heads, context, \
+             experts) is not known; add config.json or declare those fields"
+                .to_string(),
+        );
+        return Ok(w);
+    }
+    match ggufs.as_slice() {
+        [one] => read(&dir.join(one)),
+        [] => Err(ArtifactError::Missing(format!(
+            "{shown}: no config.json, *.safetensors or *.gguf in the folder; point at the model file"
+        ))),
+        many => Err(ArtifactError::Unsupported(format!(
+            "{shown}: {} .gguf files and no config.json; point at one of them",
+            many.len()
+        ))),
+    }
+}
+
+/// Add `w`'s per-dtype figures into `acc`, keeping `by_dtype` sorted by name.
+pub(crate) fn merge_weights(acc: &mut Weights, w: &Weights) -> Result<(), ArtifactError> {
+    acc.total_bytes = error::add(acc.total_bytes, w.total_bytes)?;
+    acc.elements = match (acc.elements, w.elements) {
+        (Some(a), Some(b)) => Some(error::add(a, b)?),
+        _ => None,
+    };
+    for d in &w.by_dtype {
+        add_dtype(&mut acc.by_dtype, &d.dtype, d.bytes, d.elements)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn add_dtype(
+    list: &mut Vec<DtypeBytes>,
+    dtype: &str,
+    bytes: u64,
+    elements: u64,
+) -> Result<(), ArtifactError> {
+    match list.binary_search_by(|d| d.dtype.as_str().cmp(dtype)) {
+        Ok(i) => {
+            list[i].bytes = error::add(list[i].bytes, bytes)?;
+            list[i].elements = error::add(list[i].elements, elements)?;
+        }
+        Err(i) => list.insert(
+            i,
+            DtypeBytes {
+                dtype: dtype.to_string(),
+                bytes,
+                elements,
+            },
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,513 @@
+//! Resolution tests against the shipped registry data (data/hf_models.csv).
+
+use deployfit_registry::{
+    Attention, Missing, Step, WeightFormat, closest, get, len, ollama_tags, records, resolve,
+    search, skipped_rows,
+};
+
+/// The ids of data/hf_models.csv, read independently of build.rs (first column; the file's ids
+/// contain no quotes or commas, which this asserts).
+fn csv_ids() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/hf_models.csv");
+    let text = std::fs::read_to_string(path).expect("read data/hf_models.csv");
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .expect("header")
+            .starts_with("hf_id,architecture,")
+    );
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let id = l.split(',').next().expect("first field");
+            assert!(!id.contains('"'), "quoted id {id}");
+            id.to_string()
+        })
+        .collect()
+}
+
+fn gb(bytes: u64) -> f64 {
+    bytes as f64 / 1e9
+}
+
+#[test]
+fn registry_has_every_csv_row() {
+    let ids = csv_ids();
+    assert_eq!(ids.len(), 9441);
+    assert_eq!(len(), 9441);
+    assert_eq!(skipped_rows(), 0);
+    // Most-downloaded first.
+    assert!(
+        records()
+            .windows(2)
+            .all(|w| w[0].downloads >= w[1].downloads)
+    );
+    assert_eq!(records()[0].id, "Qwen/Qwen3-0.6B");
+}
+
+#[test]
+fn every_csv_id_resolves_to_itself_in_any_case() {
+    for id in csv_ids() {
+        let r = resolve(&id).unwrap_or_else(|| panic!("{id} does not resolve"));
+        assert_eq!(r.record.id, id);
+        assert_eq!(r.steps, vec![Step::Exact], "{id}");
+        assert_eq!(get(&id).map(|r| r.id), Some(id.as_str()));
+
+        let upper = id.to_ascii_uppercase();
+        let r = resolve(&upper).unwrap_or_else(|| panic!("{upper} does not resolve"));
+        // Three ids differ only in case from another id (e.g. microsoft/phi-3-mini-4k-instruct
+        // and microsoft/Phi-3-mini-4k-instruct); either spelling is the same model.
+        assert!(
+            r.record.id.eq_ignore_ascii_case(&id),
+            "{upper} -> {}",
+            r.record.id
+        );
+        if upper != r.record.id {
+            assert_eq!(
+                r.steps,
+                vec![Step::CaseInsensitive {
+                    written: upper.clone(),
+                    id: r.record.id
+                }]
+            );
+        }
+    }
+}
+
+#[test]
+fn case_duplicates_prefer_exact_spelling_then_downloads() {
+    assert_eq!(
+        get("RedHatAI/gemma-4-26B-A4B-it-FP8-dynamic").map(|r| r.id),
+        Some("RedHatAI/gemma-4-26B-A4B-it-FP8-dynamic")
+    );
+    assert_eq!(
+        get("RedHatAI/gemma-4-26B-A4B-it-FP8-Dynamic").map(|r| r.id),
+        Some("RedHatAI/gemma-4-26B-A4B-it-FP8-Dynamic")
+    );
+    // Neither spelling: the more-downloaded one (931,212 vs 887,687 downloads).
+    assert_eq!(
+        get("redhatai/gemma-4-26b-a4b-it-fp8-DYNAMIC").map(|r| r.id),
+        Some("RedHatAI/gemma-4-26B-A4B-it-FP8-Dynamic")
+    );
+}
+
+#[test]
+fn gated_llama_reads_an_unquantized_reupload() {
+    let r = resolve("meta-llama/Llama-3.1-8B-Instruct").expect("resolves");
+    assert_eq!(r.record.id, "NousResearch/Meta-Llama-3.1-8B-Instruct");
+    assert_eq!(
+        r.steps,
+        vec![Step::OriginalFromReupload {
+            original: "meta-llama/Llama-3.1-8B-Instruct".into(),
+            reupload: "NousResearch/Meta-Llama-3.1-8B-Instruct"
+        }]
+    );
+    assert_eq!(r.format, None);
+    assert_eq!(
+        r.steps[0].to_string(),
+        "meta-llama/Llama-3.1-8B-Instruct is absent from the registry (gated originals often are); \
+         its architecture is read from the unquantized re-upload NousResearch/Meta-Llama-3.1-8B-Instruct"
+    );
+    let rec = r.record;
+    // Llama 3.1 8B config.json: 32 layers, hidden 4096, 32 heads, 8 KV heads, vocab 128256.
+    assert_eq!(
+        (
+            rec.layers,
+            rec.hidden,
+            rec.heads,
+            rec.kv_heads,
+            rec.vocab,
+            rec.intermediate
+        ),
+        (
+            Some(32),
+            Some(4096),
+            Some(32),
+            Some(8),
+            Some(128256),
+            Some(14336)
+        )
+    );
+    assert_eq!(rec.params, Some(8_030_261_248));
+    assert_eq!(rec.params.unwrap() * 2, 16_060_522_496); // bf16 weights ≈ 16.06 GB
+    assert_eq!(rec.attention(), Attention::Gqa);
+    assert!(rec.missing().is_empty());
+
+    // The "Meta-" prefix is tolerated in both directions.
+    let r = resolve("meta-llama/Meta-Llama-3-8B-Instruct").expect("resolves");
+    assert_eq!(r.record.id, "NousResearch/Meta-Llama-3-8B-Instruct");
+    let r = resolve("meta-llama/Llama-3.3-70B-Instruct").expect("resolves");
+    assert_eq!(r.record.id, "unsloth/Llama-3.3-70B-Instruct");
+    assert_eq!(r.record.params, Some(70_553_706_496));
+}
+
+#[test]
+fn gated_gemma_and_mistral_read_unsloth() {
+    let r = resolve("google/gemma-3-27b-it").expect("resolves");
+    assert_eq!(r.record.id, "unsloth/gemma-3-27b-it");
+    assert!(matches!(r.steps[..], [Step::OriginalFromReupload { .. }]));
+    let p = r.record.params.expect("params");
+    assert!((54.0..56.0).contains(&gb(p * 2)), "bf16 {} GB", gb(p * 2));
+    assert_eq!(r.record.missing(), vec![Missing::SlidingWindowLayout]);
+
+    let r = resolve("mistralai/Mistral-7B-Instruct-v0.3").expect("resolves");
+    assert_eq!(r.record.id, "unsloth/mistral-7b-instruct-v0.3");
+    assert_eq!(r.record.vocab, Some(32768)); // v0.3's extended vocabulary
+    assert_eq!(r.record.params, Some(7_248_023_552));
+}
+
+#[test]
+fn original_in_registry_is_exact() {
+    let r = resolve("Qwen/Qwen2.5-72B-Instruct").expect("resolves");
+    assert_eq!(r.record.id, "Qwen/Qwen2.5-72B-Instruct");
+    assert_eq!(r.steps, vec![Step::Exact]);
+    assert_eq!(r.record.params, Some(72_706_203_648));
+    assert!((145.0..146.0).contains(&gb(r.record.params.unwrap() * 2)));
+    assert_eq!((r.record.layers, r.record.kv_heads), (Some(80), Some(8)));
+}
+
+#[test]
+fn renamed_org_both_spellings() {
+    let r = resolve("zai-org/GLM-4-9B-0414").expect("resolves");
+    assert_eq!(
+        (r.record.id, r.steps.clone()),
+        ("zai-org/GLM-4-9B-0414", vec![Step::Exact])
+    );
+    let p = r.record.params.expect("params");
+    assert!((9e9..10e9).contains(&(p as f64)), "{p}");
+
+    for written in ["THUDM/GLM-4-9B-0414", "thudm/GLM-4-9B-0414"] {
+        let r = resolve(written).expect("resolves");
+        assert_eq!(r.record.id, "zai-org/GLM-4-9B-0414");
+        match &r.steps[..] {
+            [Step::OrgRenamed { from, to, source }] => {
+                assert_eq!((*from, *to), ("THUDM", "zai-org"));
+                assert!(source.contains("https://"));
+            }
+            s => panic!("steps {s:?}"),
+        }
+    }
+}
+
+#[test]
+fn quantized_reupload_in_registry_keeps_its_row_and_names_its_format() {
+    let r = resolve("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4").expect("resolves");
+    assert_eq!(
+        r.record.id,
+        "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4"
+    );
+    assert_eq!(r.steps, vec![Step::Exact]);
+    assert_eq!(r.format, Some(WeightFormat::Awq { bits: 4 }));
+    assert_eq!(
+        r.format.as_ref().and_then(WeightFormat::stdlib_quant),
+        Some("awq_int4")
+    );
+
+    let r = resolve("mlx-community/Qwen2.5-7B-Instruct-4bit").expect("resolves");
+    assert_eq!(r.record.id, "mlx-community/Qwen2.5-7B-Instruct-4bit");
+    assert_eq!(r.format, Some(WeightFormat::Mlx4bit));
+    assert_eq!(r.format.as_ref().and_then(WeightFormat::stdlib_quant), None);
+
+    let r = resolve("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4").expect("resolves");
+    assert_eq!(r.format, Some(WeightFormat::Gptq { bits: 4 }));
+    let r = resolve("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic").expect("resolves");
+    assert_eq!(r.format, Some(WeightFormat::Fp8));
+    assert_eq!(
+        r.format.as_ref().and_then(WeightFormat::stdlib_quant),
+        Some("fp8")
+    );
+}
+
+#[test]
+fn quantized_reupload_not_in_registry_reads_the_base() {
+    let r = resolve("Qwen/Qwen2.5-7B-Instruct-GGUF").expect("resolves");
+    assert_eq!(r.record.id, "Qwen/Qwen2.5-7B-Instruct");
+    assert_eq!(
+        r.steps,
+        vec![
+            Step::QuantizedReupload {
+                written: "Qwen/Qwen2.5-7B-Instruct-GGUF".into(),
+                base: "Qwen/Qwen2.5-7B-Instruct",
+                format: WeightFormat::Gguf(None)
+            },
+            Step::Exact
+        ]
+    );
+    assert_eq!(r.format, Some(WeightFormat::Gguf(None)));
+    assert_eq!(r.record.params, Some(7_615_616_512));
+
+    // A GGUF name with its type, from a re-uploader, of a gated original.
+    let r = resolve("someone/Llama-3.1-8B-Instruct-Q4_K_M-GGUF").expect("resolves");
+    assert_eq!(r.record.id, "NousResearch/Meta-Llama-3.1-8B-Instruct");
+    assert_eq!(r.format, Some(WeightFormat::Gguf(Some("Q4_K_M".into()))));
+    assert_eq!(
+        r.format.as_ref().and_then(WeightFormat::stdlib_quant),
+        Some("Q4_K_M")
+    );
+    assert!(matches!(
+        r.steps[..],
+        [
+            Step::QuantizedReupload { .. },
+            Step::OriginalFromReupload { .. }
+        ]
+    ));
+
+    let r = resolve("someone/Qwen2.5-72B-Instruct-FP8-Dynamic").expect("resolves");
+    assert_eq!(
+        (r.record.id, r.format),
+        ("Qwen/Qwen2.5-72B-Instruct", Some(WeightFormat::Fp8))
+    );
+    let r = resolve("mlx-community/Qwen2.5-14B-Instruct-8bit").map(|r| (r.record.id, r.format));
+    assert!(matches!(r, Some((_, Some(WeightFormat::Mlx8bit)))), "{r:?}");
+    // Unknown base: nothing.
+    assert!(resolve("someone/No-Such-Model-7B-AWQ").is_none());
+}
+
+#[test]
+fn ollama_tag_resolves_with_default_format() {
+    let r = resolve("llama3.1:8b").expect("resolves");
+    assert_eq!(r.record.id, "NousResearch/Meta-Llama-3.1-8B-Instruct");
+    match &r.steps[..] {
+        [
+            Step::OllamaTag { tag, id, source },
+            Step::OriginalFromReupload { .. },
+        ] => {
+            assert_eq!(
+                (tag.as_str(), *id),
+                ("llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct")
+            );
+            assert_eq!(*source, "https://ollama.com/library/llama3.1");
+        }
+        s => panic!("steps {s:?}"),
+    }
+    assert_eq!(r.format, Some(WeightFormat::Gguf(Some("Q4_K_M".into()))));
+
+    let r = resolve("gpt-oss:120b").expect("resolves");
+    assert_eq!(
+        (r.record.id, r.format),
+        ("openai/gpt-oss-120b", Some(WeightFormat::Mxfp4))
+    );
+    assert!(r.record.is_moe());
+
+    // Bare names and :latest mean the latest tag.
+    for (bare, id) in [
+        ("mistral", "unsloth/mistral-7b-instruct-v0.3"),
+        ("phi4", "microsoft/phi-4"),
+        ("llama3.1", "NousResearch/Meta-Llama-3.1-8B-Instruct"),
+        ("qwen3:latest", "Qwen/Qwen3-8B"),
+        ("LLAMA3.2", "unsloth/Llama-3.2-3B-Instruct"),
+    ] {
+        assert_eq!(resolve(bare).map(|r| r.record.id), Some(id), "{bare}");
+    }
+    assert!(resolve("llama3.1:9b").is_none());
+    assert!(resolve("nosuchmodel").is_none());
+    assert!(resolve("mistral:").is_none());
+}
+
+#[test]
+fn every_ollama_tag_resolves_and_each_family_has_one_latest() {
+    let tags: Vec<_> = ollama_tags().collect();
+    assert!(tags.len() >= 50, "{}", tags.len());
+    let mut families: Vec<&str> = Vec::new();
+    for t in &tags {
+        let r = resolve(t.tag).unwrap_or_else(|| panic!("{} does not resolve", t.tag));
+        assert_eq!(r.format.as_ref(), Some(&t.format));
+        assert!(matches!(&r.steps[0], Step::OllamaTag { id, .. } if *id == t.id));
+        // The mapped id itself resolves (without the tag) to the same record.
+        assert_eq!(
+            resolve(t.id).map(|x| x.record.id),
+            Some(r.record.id),
+            "{}",
+            t.id
+        );
+        let p = r.record.params.unwrap_or(0);
+        assert!(
+            p > 400_000_000 && p < 1_000_000_000_000,
+            "{}: params {p}",
+            t.tag
+        );
+        let family = t.tag.split_once(':').expect("model:size").0;
+        if !families.contains(&family) {
+            families.push(family);
+        }
+        assert!(
+            t.source.starts_with("https://ollama.com/library/"),
+            "{}",
+            t.tag
+        );
+    }
+    for f in families {
+        let latest = tags
+            .iter()
+            .filter(|t| t.latest && t.tag.starts_with(&format!("{f}:")))
+            .count();
+        assert_eq!(latest, 1, "family {f}");
+        assert!(resolve(f).is_some(), "bare {f}");
+    }
+}
+
+#[test]
+fn malformed_names_are_none_without_panic() {
+    let long = "a".repeat(10 * 1024);
+    let long_id = format!("org/{}", "b".repeat(10 * 1024));
+    let cases = [
+        "",
+        " ",
+        "/",
+        "org/",
+        "/name",
+        "a/b/c",
+        ":",
+        "llama3.1:8b:extra",
+        long.as_str(),
+        long_id.as_str(),
+        "Qwen/Qwen3-8B\u{0}",
+        "Qwen/Qwen3\n-8B",
+        "Qwen/Qwen3 8B",
+        "Qwen/Qwen3-8B\u{7f}",
+        "Ｑwen/Qwen3-8B",
+        "Qwen/Qwen3-8Bé",
+        "日本語/モデル",
+        "\u{202e}Qwen/Qwen3-8B",
+    ];
+    for c in cases {
+        assert!(resolve(c).is_none(), "{c:?}");
+        let _ = closest(c); // must not panic
+        let _ = search(c).count();
+        let _ = get(c);
+    }
+    // Surrounding ASCII whitespace is tolerated.
+    assert_eq!(
+        resolve("  Qwen/Qwen3-8B\t").map(|r| r.record.id),
+        Some("Qwen/Qwen3-8B")
+    );
+}
+
+#[test]
+fn get_search_closest() {
+    assert_eq!(get("qwen/qwen3-8b").map(|r| r.id), Some("Qwen/Qwen3-8B"));
+    assert!(get("qwen/qwen3-8").is_none());
+    let hits: Vec<_> = search("QWEN3-8B").take(5).collect();
+    assert_eq!(hits[0].id, "Qwen/Qwen3-8B");
+    assert!(
+        hits.iter()
+            .all(|r| r.id.to_ascii_lowercase().contains("qwen3-8b"))
+    );
+    assert!(hits.windows(2).all(|w| w[0].downloads >= w[1].downloads));
+    assert_eq!(search("").count(), len());
+
+    assert_eq!(
+        closest("Qwen/Qwen2.5-7B-Instuct"),
+        Some("Qwen/Qwen2.5-7B-Instruct")
+    );
+    assert_eq!(closest("qwen3:8"), Some("qwen3:8b"));
+    assert_eq!(closest("zzzzzzzzzzzzzzzzzzzz/qqqqqqqqqqqqqqq"), None);
+}
+
+#[test]
+fn moe_mla_and_dense_fields() {
+    let dense = get("Qwen/Qwen3-8B").expect("row");
+    assert!(!dense.is_moe());
+    assert_eq!(
+        (dense.intermediate, dense.expert_intermediate),
+        (Some(12288), None)
+    );
+
+    let moe = get("Qwen/Qwen3-30B-A3B").expect("row");
+    assert!(moe.is_moe());
+    // The source column holds the per-expert size for MoE rows (768 in Qwen3-30B-A3B's config).
+    assert_eq!(
+        (moe.intermediate, moe.expert_intermediate),
+        (None, Some(768))
+    );
+    assert_eq!(moe.missing(), vec![Missing::MoeExpertCounts]);
+
+    // MoE from the name only (architecture gemma4 is shared with dense Gemma 4 models).
+    let g = get("google/gemma-4-26B-A4B-it").expect("row");
+    assert!(g.is_moe());
+    assert!(!get("google/gemma-4-31B-it").expect("row").is_moe());
+
+    let ds = get("deepseek-ai/DeepSeek-V3").expect("row");
+    assert_eq!(ds.attention(), Attention::Mla);
+    assert_eq!(
+        ds.missing(),
+        vec![Missing::MoeExpertCounts, Missing::MlaLatent]
+    );
+    assert!(
+        Missing::MoeExpertCounts
+            .to_string()
+            .contains("experts_active")
+    );
+    assert!(Missing::MlaLatent.how_to_supply().contains("config.json"));
+
+    let phi = get("microsoft/Phi-3-mini-4k-instruct").expect("row");
+    assert_eq!(phi.attention(), Attention::Mha);
+    let mixtral = get("RedHatAI/Mixtral-8x7B-Instruct-v0.1").expect("row");
+    assert!(mixtral.is_moe());
+    assert_eq!(mixtral.intermediate, None);
+}
+
+#[test]
+fn step_sentences() {
+    assert_eq!(Step::Exact.to_string(), "the name is a registry id");
+    let s = Step::QuantizedReupload {
+        written: "a/X-GGUF".into(),
+        base: "b/X",
+        format: WeightFormat::Gguf(Some("Q4_K_M".into())),
+    };
+    assert_eq!(
+        s.to_string(),
+        "a/X-GGUF holds GGUF Q4_K_M weights (from its name); its architecture is read from b/X"
+    );
+    let s = Step::CaseInsensitive {
+        written: "qwen/qwen3-8b".into(),
+        id: "Qwen/Qwen3-8B",
+    };
+    assert_eq!(
+        s.to_string(),
+        "qwen/qwen3-8b matches the registry id Qwen/Qwen3-8B up to letter case"
+    );
+}
+
+/// Timing: `cargo test -p deployfit-registry --release -- --ignored --nocapture lookup_timing`.
+#[test]
+#[ignore]
+fn lookup_timing() {
+    let ids = csv_ids();
+    let upper: Vec<String> = ids.iter().map(|s| s.to_ascii_uppercase()).collect();
+    let rounds = 20;
+    let t = std::time::Instant::now();
+    let mut found = 0usize;
+    for _ in 0..rounds {
+        for id in &upper {
+            found += usize::from(get(std::hint::black_box(id)).is_some());
+        }
+    }
+    let ns_get = t.elapsed().as_nanos() as f64 / (rounds * upper.len()) as f64;
+    assert_eq!(found, rounds * upper.len());
+    let t = std::time::Instant::now();
+    for _ in 0..rounds {
+        for id in &ids {
+            found += usize::from(resolve(std::hint::black_box(id)).is_some());
+        }
+    }
+    let ns_resolve = t.elapsed().as_nanos() as f64 / (rounds * ids.len()) as f64;
+    let names = [
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "llama3.1:8b",
+        "someone/Llama-3.1-8B-Instruct-Q4_K_M-GGUF",
+    ];
+    let t = std::time::Instant::now();
+    for _ in 0..1000 {
+        for n in names {
+            found += usize::from(resolve(std::hint::black_box(n)).is_some());
+        }
+    }
+    let ns_alias = t.elapsed().as_nanos() as f64 / 3000.0;
+    assert_eq!(found, 2 * rounds * ids.len() + 3000);
+    println!(
+        "get (case-insensitive): {ns_get:.0} ns/lookup; resolve (exact ids): {ns_resolve:.0} ns; resolve (aliases): {ns_alias:.0} ns"
+    );
+    assert!(ns_get < 100_000.0 && ns_alias < 1_000_000.0);
+}
