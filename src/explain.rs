@@ -107,6 +107,12 @@ pub fn table(e: &Explanation) -> String {
             "  max context  {:>12}   per sequence{window}\n",
             tokens(max)
         ));
+        if let Some(physical) = b.physical_max_context.filter(|p| *p > max) {
+            out.push_str(&format!(
+                "  memory holds {:>12}   per sequence, beyond the model's trained window\n",
+                tokens(physical)
+            ));
+        }
     }
     let p = &e.performance;
     if let (Some(decode), Some(low), Some(high)) =

@@ -112,16 +112,49 @@ enum Command {
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
-    /// Every catalog model on a GPU: the best weight format that fits and its speed.
+    /// List models: catalog models and registry models matching `--search` / `--family`;
+    /// with `--gpu X`, every catalog model on that GPU with the best weight format that
+    /// fits and its speed.
     Models {
-        /// A catalog GPU name (rtx_4090, h100_sxm5).
-        gpu: String,
+        /// A catalog GPU name (rtx_4090, h100_sxm5): what runs on it (same as `--gpu`).
+        gpu_positional: Option<String>,
+        /// What runs on this catalog GPU.
+        #[arg(long)]
+        gpu: Option<String>,
+        /// Only models whose id or name contains this text (any case).
+        #[arg(long)]
+        search: Option<String>,
+        /// Only this architecture family (config.json `model_type`: llama, qwen3, qwen3_moe, …).
+        #[arg(long)]
+        family: Option<String>,
+        /// At most this many rows (0: all).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// With `--gpu`: tokens per sequence.
         #[arg(long, default_value = "8k")]
         context: String,
+        /// With `--gpu`: the engine.
         #[arg(long, default_value = "llamacpp")]
         engine: String,
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
+    },
+    /// The architecture card of one model: a catalog name, a Hugging Face id, an Ollama
+    /// tag, or a file (config.json, safetensors, GGUF, a folder).
+    Model {
+        /// Catalog name, Hugging Face id, Ollama tag or path.
+        id: String,
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
+    /// Print the `model` declaration a file describes (config.json, a folder, safetensors,
+    /// GGUF), with its source, to check into a repository.
+    Import {
+        /// The file or folder.
+        path: PathBuf,
+        /// The declaration's name (default: from the file or folder name).
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Write the launch command of a deployment for a serving engine.
     Export {
@@ -274,11 +307,20 @@ fn main() -> ExitCode {
             format,
         ),
         Command::Models {
+            gpu_positional,
             gpu,
+            search,
+            family,
+            limit,
             context,
             engine,
             format,
-        } => models(&gpu, &context, &engine, format),
+        } => match gpu.or(gpu_positional) {
+            Some(gpu) => models(&gpu, &context, &engine, format),
+            None => list_models(search.as_deref(), family.as_deref(), limit, format),
+        },
+        Command::Model { id, format } => model_card(&id, format),
+        Command::Import { path, name } => import(&path, name.as_deref()),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -506,6 +548,41 @@ fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result
         TableFormat::Json => print_json(&fits)?,
         TableFormat::Table => print!("{}", render::terminal_text(&tables::models(gpu, &fits))),
     }
+    Ok(0)
+}
+
+fn list_models(
+    search: Option<&str>,
+    family: Option<&str>,
+    limit: usize,
+    format: TableFormat,
+) -> Result<u8, String> {
+    let mut workspace = Workspace::new();
+    let rows = workspace.list_models(search, family, limit);
+    match format {
+        TableFormat::Json => print_json(&rows)?,
+        TableFormat::Table => print!("{}", render::terminal_text(&tables::model_list(&rows))),
+    }
+    Ok(0)
+}
+
+fn model_card(id: &str, format: TableFormat) -> Result<u8, String> {
+    let mut workspace = Workspace::new();
+    let card = workspace.model_card(id)?;
+    match format {
+        TableFormat::Json => print_json(&card)?,
+        TableFormat::Table => print!("{}", render::terminal_text(&tables::model_card(&card))),
+    }
+    Ok(0)
+}
+
+fn import(path: &Path, name: Option<&str>) -> Result<u8, String> {
+    let name = match name {
+        Some(name) => name.to_string(),
+        None => deployfit_compiler::external::import_name(path),
+    };
+    let text = deployfit_compiler::external::import_declaration(path, &name)?;
+    print!("{}", render::terminal_text(&text));
     Ok(0)
 }
 

@@ -1,5 +1,6 @@
 //! Plain text tables for `solve`, `gpus` and `models`.
 
+use deployfit_compiler::cards::{ModelCard, ModelRow};
 use deployfit_compiler::query::{Fit, GpusReport};
 use deployfit_compiler::solve::Solution;
 use deployfit_compiler::units::Quantity;
@@ -190,5 +191,157 @@ pub fn models(gpu: &str, fits: &[Fit]) -> String {
         &rows,
         &[0, 1, 3],
     ));
+    out
+}
+
+/// A parameter count as people write it: `8.03B`, `494M`.
+fn params(count: Option<u64>) -> String {
+    match count {
+        Some(n) if n >= 1_000_000_000 => format!("{:.2}B", n as f64 / 1e9),
+        Some(n) if n >= 1_000_000 => format!("{:.0}M", n as f64 / 1e6),
+        Some(n) => n.to_string(),
+        None => "—".into(),
+    }
+}
+
+fn count(value: Option<u64>) -> String {
+    value.map(group).unwrap_or_else(|| "—".into())
+}
+
+/// Digits grouped by thousands: `131,072`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `deployfit models --search`: catalog models first, then registry models by downloads.
+pub fn model_list(rows: &[ModelRow]) -> String {
+    if rows.is_empty() {
+        return "no model matches\n".into();
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.clone(),
+                r.catalog.clone().unwrap_or_default(),
+                r.family.clone().unwrap_or_default(),
+                params(r.params),
+                count(r.layers),
+                count(r.max_context),
+                r.source.to_string(),
+            ]
+        })
+        .collect();
+    grid(
+        &[
+            "id",
+            "catalog name",
+            "family",
+            "params",
+            "layers",
+            "context",
+            "source",
+        ],
+        &cells,
+        &[0, 1, 2, 6],
+    )
+}
+
+/// `deployfit model ID`: the architecture card.
+pub fn model_card(card: &ModelCard) -> String {
+    let mut out = format!("{}\n", card.id.as_deref().unwrap_or(&card.name));
+    let mut line = |label: &str, value: String| {
+        out.push_str(&format!("  {label:<22} {value}\n"));
+    };
+    line("declaration", card.name.clone());
+    if !card.aliases.is_empty() {
+        line("Ollama tag", card.aliases.join(", "));
+    }
+    line(
+        "parameters",
+        format!(
+            "{} total, {} active per token",
+            params(card.params),
+            params(card.active_params)
+        ),
+    );
+    line("layers", count(card.layers));
+    line("hidden size", count(card.hidden));
+    if card.intermediate.is_some() {
+        line("MLP intermediate", count(card.intermediate));
+    }
+    line(
+        "attention",
+        format!(
+            "{}: {} heads, {} KV heads × {} head dim",
+            card.attention.as_deref().unwrap_or("unknown"),
+            count(card.heads),
+            count(card.kv_heads),
+            count(card.head_dim)
+        ),
+    );
+    if card.kv_lora_rank.is_some() {
+        line(
+            "MLA latent",
+            format!(
+                "rank {} + RoPE {}",
+                count(card.kv_lora_rank),
+                count(card.qk_rope_dim)
+            ),
+        );
+    }
+    if card.window.is_some() {
+        line(
+            "sliding window",
+            format!(
+                "{} tokens on {} layers",
+                count(card.window),
+                count(card.local_layers)
+            ),
+        );
+    }
+    if card.experts.is_some() {
+        line(
+            "experts",
+            format!(
+                "{} ({} active per token)",
+                count(card.experts),
+                count(card.experts_active)
+            ),
+        );
+    }
+    line("vocabulary", count(card.vocab));
+    line(
+        "trained context",
+        format!("{} tokens", count(card.max_context)),
+    );
+    for kv in &card.kv_bytes_per_token {
+        line(
+            &format!("KV per token ({})", kv.kv_cache),
+            Quantity::bytes(kv.bytes as i128).display(),
+        );
+    }
+    if let Some(license) = &card.license {
+        line("licence", license.clone());
+    }
+    if let Some(released) = &card.released {
+        line("released", released.clone());
+    }
+    line("source", card.source.clone());
+    line(
+        "completeness",
+        card.incomplete
+            .clone()
+            .map(|i| format!("incomplete: {i}"))
+            .unwrap_or_else(|| "complete".into()),
+    );
     out
 }

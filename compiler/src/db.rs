@@ -36,6 +36,11 @@ pub struct Project {
     /// not a `.deploy` file, missing): the import's diagnostic says so.
     #[returns(ref)]
     pub unreadable: BTreeMap<PathBuf, String>,
+    /// Models named by a string that could not be materialized (a file that cannot be
+    /// read as a model), by generated declaration name: the deployment's diagnostic says
+    /// why (see [`crate::external`]).
+    #[returns(ref)]
+    pub external: BTreeMap<String, String>,
 }
 
 /// A declaration by identity: file, kind, name and which occurrence (a name defined
@@ -75,6 +80,10 @@ impl Db for Database {
             .expect("the project input is created in Database::new")
     }
 }
+
+/// The path of the generated file that holds the models materialized from the registry
+/// or from files ([`crate::external`]).
+pub const RESOLVED_MODELS_PATH: &str = "<resolved>/models.deploy";
 
 /// The stdlib, embedded in the binary.
 pub const STDLIB: &[(&str, &str)] = &[
@@ -127,13 +136,28 @@ impl Database {
             project: None,
             log,
         };
-        let stdlib = STDLIB
+        let mut stdlib: Vec<SourceFile> = STDLIB
             .iter()
             .map(|(path, text)| {
                 SourceFile::new(&db, PathBuf::from(path), text.to_string(), None, true)
             })
             .collect();
-        db.project = Some(Project::new(&db, stdlib, BTreeMap::new(), BTreeMap::new()));
+        // The models materialized from the registry or from files, empty until a
+        // deployment names one (`Workspace` keeps it in step).
+        stdlib.push(SourceFile::new(
+            &db,
+            PathBuf::from(RESOLVED_MODELS_PATH),
+            String::new(),
+            None,
+            true,
+        ));
+        db.project = Some(Project::new(
+            &db,
+            stdlib,
+            BTreeMap::new(),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        ));
         db
     }
 

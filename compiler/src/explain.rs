@@ -104,6 +104,15 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 .map(|mha| 1.0 - breakdown.kv_bytes as f64 / mha as f64);
             let gpu = entry(DeclKind::Gpu, &setup.gpu);
             let mut assumptions = assumptions(setup, breakdown, model, gpu);
+            // Where a model outside the catalog came from, and what its source lacks.
+            if let Some(model) = model {
+                if let Some(source) = model.text("source") {
+                    assumptions.insert(0, format!("model {}: {source}", setup.model));
+                }
+                if let Some(incomplete) = model.text("incomplete") {
+                    assumptions.insert(1.min(assumptions.len()), format!("not determined by the model's source: {incomplete}"));
+                }
+            }
             if let Some(gpu) = gpu
                 && gpu.number("price").is_none()
                 && gpu.number("msrp").is_some()

@@ -6,12 +6,14 @@
 
 pub mod analysis;
 pub mod candidate;
+pub mod cards;
 pub mod check;
 pub mod db;
 pub mod diagnostics;
 pub mod eval;
 pub mod explain;
 pub mod export;
+pub mod external;
 pub mod files;
 pub mod fmt;
 pub mod ide;

@@ -1,7 +1,7 @@
 //! The one way in: files in, diagnostics out. The CLI, the language server and the
 //! tests all go through [`Workspace`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,6 +15,48 @@ use crate::files::{self, ReadError};
 #[derive(Default)]
 pub struct Workspace {
     db: Database,
+    models: ExternalModels,
+}
+
+/// The models that deployments name by a string outside the catalog (a Hugging Face id,
+/// an Ollama tag, a file), kept in step with the files: each file's strings, and each
+/// string's materialized declaration (or why there is none), computed once.
+#[derive(Default)]
+struct ExternalModels {
+    /// Model strings each file names, with the file that names them (paths are relative
+    /// to it).
+    by_file: BTreeMap<PathBuf, BTreeSet<String>>,
+    /// Declaration name → the declaration, or why the string could not be read; `None`
+    /// when the catalog or nothing matches.
+    resolved: BTreeMap<String, Option<Result<crate::external::ExternalModel, String>>>,
+}
+
+/// The model strings a file's deployments name: `model = "…"`, and the strings of a
+/// `model = one_of [...]`. Bounded by the file's size.
+fn model_strings(db: &Database, file: SourceFile) -> BTreeSet<String> {
+    use crate::syntax::ast::{DeclKind, ExprKind};
+    let mut out = BTreeSet::new();
+    for placed in &db::parse(db, file).decls {
+        if placed.decl.kind != DeclKind::Deployment {
+            continue;
+        }
+        let Some(field) = placed.decl.field("model") else {
+            continue;
+        };
+        let mut push = |kind: &ExprKind| {
+            if let ExprKind::Str(lit) = kind
+                && let Some(text) = lit.plain()
+                && !text.is_empty()
+            {
+                out.insert(text);
+            }
+        };
+        match &field.value.kind {
+            ExprKind::OneOf(items) => items.iter().for_each(|item| push(&item.kind)),
+            kind => push(kind),
+        }
+    }
+    out
 }
 
 /// What each byte of a file that is not UTF-8 reads as: U+001A SUBSTITUTE, one byte
@@ -82,6 +124,7 @@ impl Workspace {
             if file.invalid_utf8_at(&self.db) != invalid_utf8_at {
                 file.set_invalid_utf8_at(&mut self.db).to(invalid_utf8_at);
             }
+            self.sync_models(file);
             return file;
         }
         let file = SourceFile::new(&self.db, path.clone(), text, invalid_utf8_at, false);
@@ -89,7 +132,104 @@ impl Workspace {
         let mut files: BTreeMap<PathBuf, SourceFile> = project.files(&self.db).clone();
         files.insert(path, file);
         project.set_files(&mut self.db).to(files);
+        self.sync_models(file);
         file
+    }
+
+    /// Keeps the generated file of resolved models in step with the model strings of
+    /// `file` (called after each change of a file): only that file is re-read, each new
+    /// string is resolved once, and the generated text changes only when the set of
+    /// models does.
+    fn sync_models(&mut self, file: SourceFile) {
+        let path = file.path(&self.db).clone();
+        let strings = model_strings(&self.db, file);
+        if self.models.by_file.get(&path) == Some(&strings) {
+            return;
+        }
+        if strings.is_empty() {
+            self.models.by_file.remove(&path);
+        } else {
+            self.models.by_file.insert(path, strings);
+        }
+        self.regenerate_models();
+    }
+
+    /// Resolves a model string for a command (`deployfit model`, `gpus`, `matrix`) as if
+    /// a file named it.
+    pub fn want_model(&mut self, text: &str) {
+        let entry = self
+            .models
+            .by_file
+            .entry(PathBuf::from("<commands>"))
+            .or_default();
+        if entry.insert(text.to_string()) {
+            self.regenerate_models();
+        }
+    }
+
+    fn regenerate_models(&mut self) {
+        use crate::external;
+        let generated = self.generated_models_file();
+        let mut wanted = BTreeMap::new();
+        for (importer, strings) in &self.models.by_file {
+            for text in strings {
+                wanted.insert(
+                    external::decl_name(text, importer),
+                    (importer.clone(), text.clone()),
+                );
+            }
+        }
+        for (name, (importer, text)) in &wanted {
+            if self.models.resolved.contains_key(name) {
+                continue;
+            }
+            let in_catalog = {
+                let scope = crate::names::scope(&self.db, generated);
+                crate::eval::deployment::catalog_model(&self.db, scope, text)
+                    .is_some_and(|key| key.file(&self.db) != generated)
+            };
+            let resolved = if in_catalog {
+                None
+            } else if external::is_path(text) {
+                Some(external::from_artifact(text, importer))
+            } else {
+                external::from_registry(text, importer)
+                    .or_else(|| external::from_hub_cache(text, importer))
+                    .map(Ok)
+            };
+            self.models.resolved.insert(name.clone(), resolved);
+        }
+        let mut text = String::new();
+        let mut problems = BTreeMap::new();
+        for name in wanted.keys() {
+            match self.models.resolved.get(name) {
+                Some(Some(Ok(model))) => {
+                    text.push_str(&model.text);
+                    text.push('\n');
+                }
+                Some(Some(Err(problem))) => {
+                    problems.insert(name.clone(), problem.clone());
+                }
+                _ => {}
+            }
+        }
+        if generated.text(&self.db) != &text {
+            generated.set_text(&mut self.db).to(text);
+        }
+        let project = self.db.project();
+        if project.external(&self.db) != &problems {
+            project.set_external(&mut self.db).to(problems);
+        }
+    }
+
+    /// The generated file of resolved models (last of the stdlib files).
+    fn generated_models_file(&self) -> SourceFile {
+        let project = self.db.project();
+        *project
+            .stdlib(&self.db)
+            .iter()
+            .find(|f| f.path(&self.db) == Path::new(db::RESOLVED_MODELS_PATH))
+            .expect("Database::new creates the resolved-models file")
     }
 
     /// Forgets a user file (a closed editor buffer with nothing on disk): files that
@@ -101,6 +241,9 @@ impl Workspace {
             let mut files = project.files(&self.db).clone();
             files.remove(&path);
             project.set_files(&mut self.db).to(files);
+            if self.models.by_file.remove(&path).is_some() {
+                self.regenerate_models();
+            }
         }
     }
 
@@ -215,6 +358,7 @@ impl Workspace {
                 "give at least one context".into(),
             ));
         }
+        self.want_model(&request.model);
         let file = match file {
             Some(file) => file,
             None => self.set_file(Path::new("<matrix>"), String::new()),
@@ -242,8 +386,29 @@ impl Workspace {
         &mut self,
         request: &crate::query::GpusRequest,
     ) -> Result<crate::query::GpusReport, String> {
+        self.want_model(&request.model);
         let file = self.catalog_file();
         crate::query::gpus(&self.db, file, request)
+    }
+
+    /// The architecture card of a model: a catalog name, a Hugging Face id or Ollama tag
+    /// (catalog or registry), or a file.
+    pub fn model_card(&mut self, text: &str) -> Result<crate::cards::ModelCard, String> {
+        self.want_model(text);
+        let file = self.catalog_file();
+        crate::cards::model_card(&self.db, file, text)
+    }
+
+    /// Catalog and registry models matching a search and a family, at most `limit` (0:
+    /// all).
+    pub fn list_models(
+        &mut self,
+        search: Option<&str>,
+        family: Option<&str>,
+        limit: usize,
+    ) -> Vec<crate::cards::ModelRow> {
+        let file = self.catalog_file();
+        crate::cards::list_models(&self.db, file, search, family, limit)
     }
 
     /// Which catalog models run on a GPU.

@@ -28,6 +28,14 @@ pub const CODES: &[(&str, &str)] = &[
         "the parser's work limit was reached",
     ),
     (
+        "deploy::model::unreadable",
+        "a model named by a file (config.json, safetensors, GGUF, a folder) cannot be read as one",
+    ),
+    (
+        "deploy::model::incomplete",
+        "a model from the registry or a file lacks part of its architecture (expert counts, MLA latent sizes, sliding-window layout)",
+    ),
+    (
         "deploy::name::unknown",
         "a name does not resolve to an entry of the expected kind",
     ),

@@ -3,6 +3,7 @@
 //! [`crate::candidate`], [`crate::rules`], [`crate::solve`] and [`crate::check`].
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::Env;
 use super::entry::{const_field, lookup};
@@ -11,6 +12,7 @@ use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::{Diag, Loc};
+use crate::external;
 use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
 
@@ -70,38 +72,91 @@ impl Env for DeploymentEnv<'_, '_> {
     }
 }
 
-/// Finds a model by catalog name, Hugging Face id or Ollama tag.
-/// A model for a command-line query by catalog name, Hugging Face id or Ollama tag, or the
-/// sentence that says none matches, with the closest catalog name.
+/// A model for a command-line query by catalog name, Hugging Face id, Ollama tag or
+/// file (materialized by [`crate::Workspace::want_model`]), or the sentence that says
+/// none matches, with the closest name.
 pub(crate) fn model_for_query(
     db: &dyn Db,
     scope: &Scope<'_>,
     text: &str,
 ) -> Result<String, String> {
-    model_by_alias(db, scope, text).ok_or_else(|| {
-        let hint = scope
-            .suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"))
+    model_by_alias(db, scope, text, Path::new(COMMANDS)).ok_or_else(|| {
+        if let Some(problem) = db
+            .project()
+            .external(db)
+            .get(&external::decl_name(text, Path::new(COMMANDS)))
+        {
+            return format!("cannot read the model `{text}`: {problem}");
+        }
+        let hint = closest_model(scope, text)
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
-        format!("no catalog model has the name, Hugging Face id or Ollama tag `{text}`{hint}")
+        format!(
+            "no catalog or registry model has the name, Hugging Face id or Ollama tag `{text}`{hint}"
+        )
     })
 }
 
+/// The file that command-line model strings are relative to: a name in the current
+/// folder.
+pub const COMMANDS: &str = "<commands>";
+
+/// The closest name for a "did you mean": for an id or tag (`org/name`, `name:tag`) the
+/// closest registry id first, for a bare word the closest catalog name first.
+fn closest_model(scope: &Scope<'_>, text: &str) -> Option<String> {
+    let catalog = || scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
+    let registry = || deployfit_registry::closest(text).map(str::to_string);
+    if text.contains(['/', ':']) {
+        registry().or_else(catalog)
+    } else {
+        catalog().or_else(registry)
+    }
+}
+
+/// A catalog model by name or by its `hf` / `ollama` alias (any letter case).
+pub(crate) fn catalog_model<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    text: &str,
+) -> Option<DeclKey<'db>> {
+    if let Some(key) = scope.lookup(DeclKind::Model, text) {
+        return Some(key);
+    }
+    // The id as written, and under a renamed organisation's other name (THUDM → zai-org).
+    let mut spellings = vec![text.to_string()];
+    if let Some((org, name)) = text.split_once('/') {
+        for (old, new, _) in deployfit_registry::ORG_RENAMES {
+            if org.eq_ignore_ascii_case(old) {
+                spellings.push(format!("{new}/{name}"));
+            } else if org.eq_ignore_ascii_case(new) {
+                spellings.push(format!("{old}/{name}"));
+            }
+        }
+    }
+    scope.names(DeclKind::Model).find_map(|(_, key)| {
+        let entry = super::entry_of(db, key);
+        let matches = |field: &str| {
+            matches!(entry.fields.get(field), Some(Value::Str(s))
+                if spellings.iter().any(|t| s.eq_ignore_ascii_case(t)))
+        };
+        (matches("hf") || matches("ollama")).then_some(key)
+    })
+}
+
+/// The model a string names: a catalog model (by name, `hf` or `ollama`), else the
+/// declaration materialized for it from the registry or a file (named by
+/// [`external::decl_name`]; `importer` is the file that names it).
 pub(crate) fn model_by_alias<'db>(
     db: &'db dyn Db,
     scope: &Scope<'db>,
     text: &str,
+    importer: &Path,
 ) -> Option<String> {
-    if scope.lookup(DeclKind::Model, text).is_some() {
-        return Some(text.to_string());
+    if let Some(key) = catalog_model(db, scope, text) {
+        return Some(key.name(db).clone());
     }
-    scope.names(DeclKind::Model).find_map(|(name, key)| {
-        let entry = super::entry_of(db, key);
-        let matches = |field: &str| {
-            matches!(entry.fields.get(field), Some(Value::Str(s)) if s.eq_ignore_ascii_case(text))
-        };
-        (matches("hf") || matches("ollama")).then(|| name.to_string())
-    })
+    let name = external::decl_name(text, importer);
+    scope.lookup(DeclKind::Model, &name).map(|_| name)
 }
 
 /// The deployment's fields as values.
@@ -138,25 +193,17 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             && let ExprKind::Str(lit) = &field.value.kind
         {
             let text = lit.plain().unwrap_or_default();
-            match model_by_alias(db, scope, &text) {
+            let importer = key.file(db).path(db);
+            match model_by_alias(db, scope, &text, importer) {
                 Some(name) => Ok(Value::Ref(DeclKind::Model, name)),
-                None => {
-                    let suggestion =
-                        scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
-                    Err(Box::new(
-                        Diag::error(
-                            "deploy::name::unknown",
-                            format!("no catalog model has the name, Hugging Face id or Ollama tag \"{text}\""),
-                            Loc::Decl(key, field.value.span),
-                        )
-                        .label("unknown model")
-                        .help(match &suggestion {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => "add it: `model my_model { hf = \"...\" params = ... }`".to_string(),
-                        })
-                        .suggest(suggestion),
-                    ))
-                }
+                None => Err(Box::new(unknown_model(
+                    db,
+                    scope,
+                    key,
+                    &text,
+                    importer,
+                    field.value.span,
+                ))),
             }
         } else {
             const_field(scope, key, field, spec)
@@ -203,6 +250,40 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             }
         }
     }
+    // The weight format a model's file or tag says, when the deployment names none.
+    let model_entry = match fields.get("model") {
+        Some(Value::Ref(_, name)) => scope
+            .lookup(DeclKind::Model, name)
+            .map(|k| super::entry_of(db, k)),
+        _ => None,
+    };
+    if let Some(model) = model_entry {
+        if decl.field("quant").is_none()
+            && let Some(Value::Ref(_, quant)) = model.fields.get("default_quant")
+            && scope.lookup(DeclKind::Quant, quant).is_some()
+        {
+            fields.insert(
+                "quant".to_string(),
+                Value::Ref(DeclKind::Quant, quant.clone()),
+            );
+        }
+        if let (Some(incomplete), Some(field)) = (model.text("incomplete"), decl.field("model")) {
+            diags.push(
+                Diag::new(
+                    "deploy::model::incomplete",
+                    crate::diagnostics::Severity::Warning,
+                    format!(
+                        "the model's source does not determine everything: {incomplete}"
+                    ),
+                    Loc::Decl(key, field.value.span),
+                )
+                .label("incomplete architecture")
+                .help(
+                    "figures that need what is missing are estimated without it (dense, every layer global) or absent; give a config.json (`model = \"./path/config.json\"`) or declare the model with the missing fields",
+                ),
+            );
+        }
+    }
     for (name, default) in [("kv_cache", "fp16"), ("engine", "generic")] {
         if !fields.contains_key(name) && decl.field(name).is_none() {
             let kind = if name == "kv_cache" {
@@ -216,7 +297,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         }
     }
     for required in ["model", "quant", "gpu"] {
-        if decl.field(required).is_none() {
+        if decl.field(required).is_none() && !fields.contains_key(required) {
             let example = match required {
                 "model" => "model = glm4_9b",
                 "quant" => "quant = Q4_K_M",
@@ -257,4 +338,51 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         }
     }
     ok.then_some(Resolved { fields, workload })
+}
+
+/// The error for a model string that names nothing: a file that cannot be read as a
+/// model, or a name that neither the catalog nor the registry knows (with the closest).
+fn unknown_model<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    text: &str,
+    importer: &Path,
+    span: crate::span::Span,
+) -> Diag<'db> {
+    let loc = Loc::Decl(key, span);
+    if let Some(problem) = db
+        .project()
+        .external(db)
+        .get(&external::decl_name(text, importer))
+    {
+        return Diag::error(
+            "deploy::model::unreadable",
+            format!("cannot read a model from \"{text}\": {problem}"),
+            loc,
+        )
+        .label("not a readable model")
+        .help("point `model` at a config.json, a model folder, a .safetensors or model.safetensors.index.json file, or a .gguf file");
+    }
+    let suggestion = closest_model(scope, text);
+    let quoted = suggestion.as_ref().map(|s| {
+        if scope.lookup(DeclKind::Model, s).is_some() {
+            s.clone()
+        } else {
+            format!("\"{s}\"")
+        }
+    });
+    Diag::error(
+        "deploy::name::unknown",
+        format!(
+            "no catalog or registry model has the name, Hugging Face id or Ollama tag \"{text}\""
+        ),
+        loc,
+    )
+    .label("unknown model")
+    .help(match &quoted {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "add it: `model my_model { hf = \"...\" params = ... }`, or name a config.json or .gguf file".to_string(),
+    })
+    .suggest(quoted)
 }

@@ -125,6 +125,10 @@ pub struct Breakdown {
     pub utilization: Option<f64>,
     pub verdict: Option<Verdict>,
     pub max_context: Option<u64>,
+    /// The largest context the memory holds, not capped at the model's window: past the
+    /// window it is physical room only (seed pages 000/001 print it as "max context
+    /// before OOM").
+    pub physical_max_context: Option<u64>,
     pub model_max_context: Option<u64>,
     /// The KV cache the same model would need with plain multi-head attention at the
     /// same dtype, context and sequences: what GQA/MLA saves.
@@ -389,6 +393,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         utilization: None,
         verdict: None,
         max_context: None,
+        physical_max_context: None,
         model_max_context: window.map(|w| w as u64),
         mha_kv_bytes: mem
             .mha_per_token
@@ -398,8 +403,8 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     };
     if let Some(usable) = mem.usable {
         let utilization = per_gpu / usable;
-        let largest = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable)
-            .min(window.unwrap_or(f64::INFINITY));
+        let physical = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable);
+        let largest = physical.min(window.unwrap_or(f64::INFINITY));
         let comfortable = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
             .min(window.unwrap_or(f64::INFINITY));
         // Rounded down to whole kibi-tokens, so that the help reads as a field value.
@@ -425,6 +430,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             Verdict::Comfortable
         });
         breakdown.max_context = Some(largest as u64);
+        breakdown.physical_max_context = Some(physical as u64);
     }
     speed_and_cost(inputs, &mem, &mut figures);
     figures.reject_non_finite();

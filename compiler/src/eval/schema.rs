@@ -456,6 +456,23 @@ const MODEL: &[FieldSpec] = &[
     )
     .valid(Valid::Whole { min: 1 }),
     f("files", FieldTy::Block, "exact artifact sizes per quant"),
+    f(
+        "default_quant",
+        FieldTy::Ref(DeclKind::Quant),
+        "weight format of the model's files or tag, used when a deployment names no quant",
+    ),
+    f(
+        "source",
+        FieldTy::Str,
+        "where the architecture comes from (registry row, file)",
+    ),
+    f(
+        "incomplete",
+        FieldTy::Str,
+        "what the source does not determine, and how to supply it",
+    ),
+    f("license", FieldTy::Str, "licence identifier"),
+    f("released", FieldTy::Str, "release date (YYYY-MM-DD)"),
 ];
 
 const QUANT: &[FieldSpec] = &[

@@ -1,0 +1,473 @@
+//! Models that are not catalog declarations: a Hugging Face id or Ollama tag found in the
+//! embedded registry (`deployfit-registry`), or a file — config.json, safetensors, GGUF —
+//! read with `deployfit-artifacts`. Each is materialized into a `model` declaration only
+//! when a deployment (or a command) names it; [`crate::Workspace`] keeps the generated
+//! declarations in one stdlib-like file, [`RESOLVED_MODELS_PATH`], so that everything
+//! downstream (names, `extends`, estimates, explain, the IDE) treats them as catalog
+//! entries. Generating the text needs nothing from the database.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use deployfit_artifacts::{self as artifacts, Architecture};
+use deployfit_registry::{self as registry, Record, Resolved};
+
+pub use crate::db::RESOLVED_MODELS_PATH;
+
+/// Where the registry's rows come from, for `source` and the docs.
+pub const REGISTRY_SOURCE: &str = "the model registry (hf_models.csv: the llmfit-core 1.1.17 crate's data, from Hugging Face config.json and API metadata)";
+
+/// A model materialized from outside the catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalModel {
+    /// The declaration's name ([`decl_name`]).
+    pub name: String,
+    /// The declaration, as `.deploy` text.
+    pub text: String,
+}
+
+/// Whether a model string names a file rather than an id: it starts with `./`, `../` or
+/// `/`, or ends in `.json`, `.gguf` or `.safetensors`.
+pub fn is_path(text: &str) -> bool {
+    text.starts_with("./")
+        || text.starts_with("../")
+        || text.starts_with('/')
+        || [".json", ".gguf", ".safetensors"]
+            .iter()
+            .any(|ext| text.to_ascii_lowercase().ends_with(ext))
+}
+
+/// The file a model path names, relative to the folder of the file that names it.
+pub fn artifact_path(importer: &Path, text: &str) -> PathBuf {
+    crate::db::import_path(importer, text)
+}
+
+/// The name of the declaration generated for a model string: a readable slug of the
+/// string (and, for a path, of where it points) with a hash, so that two strings never
+/// share a name and the same string always gets the same one. `importer` is the file
+/// that names it (only paths depend on it).
+pub fn decl_name(text: &str, importer: &Path) -> String {
+    let (prefix, key) = if is_path(text) {
+        ("file", artifact_path(importer, text).display().to_string())
+    } else {
+        ("hub", text.to_ascii_lowercase())
+    };
+    let mut slug = String::new();
+    for c in text.chars().rev() {
+        if slug.len() >= 40 {
+            break;
+        }
+        if c.is_ascii_alphanumeric() {
+            slug.insert(0, c.to_ascii_lowercase());
+        } else if !slug.starts_with('_') {
+            slug.insert(0, '_');
+        }
+    }
+    let slug = slug.trim_matches('_');
+    format!("{prefix}_{slug}_{:08x}", fnv1a(key.as_bytes()))
+}
+
+/// FNV-1a, 32 bits: a stable hash for names (not for security).
+fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in bytes {
+        hash ^= u32::from(*b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// A registry model for a Hugging Face id or Ollama tag, when the registry knows it.
+pub fn from_registry(text: &str, importer: &Path) -> Option<ExternalModel> {
+    let resolved = registry::resolve(text)?;
+    Some(ExternalModel {
+        name: decl_name(text, importer),
+        text: registry_declaration(&decl_name(text, importer), text, &resolved),
+    })
+}
+
+/// A model read from a file, or why it cannot be.
+pub fn from_artifact(text: &str, importer: &Path) -> Result<ExternalModel, String> {
+    let path = artifact_path(importer, text);
+    let arch = artifacts::read(&path).map_err(|e| e.to_string())?;
+    let name = decl_name(text, importer);
+    Ok(ExternalModel {
+        text: artifact_declaration(&name, text, &path, &arch, None),
+        name,
+    })
+}
+
+/// A model from the local Hugging Face cache (`$HF_HUB_CACHE`, else `$HF_HOME/hub`,
+/// else `~/.cache/huggingface/hub`): the newest snapshot's config.json (and weights
+/// headers) of `org/name`.
+pub fn from_hub_cache(text: &str, importer: &Path) -> Option<ExternalModel> {
+    let (org, model) = text.split_once('/')?;
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 96
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            && s != "."
+            && s != ".."
+    };
+    if !ok(org) || !ok(model) {
+        return None;
+    }
+    let cache = hub_cache()?;
+    let snapshots = cache
+        .join(format!("models--{org}--{model}"))
+        .join("snapshots");
+    let newest = std::fs::read_dir(&snapshots)
+        .ok()?
+        .take(1000)
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("config.json").is_file())
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?
+        .path();
+    let arch = artifacts::read(&newest).ok()?;
+    let name = decl_name(text, importer);
+    let text = artifact_declaration(&name, text, &newest, &arch, Some(text));
+    Some(ExternalModel { name, text })
+}
+
+fn hub_cache() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("HF_HUB_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(home) = std::env::var_os("HF_HOME") {
+        return Some(PathBuf::from(home).join("hub"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/huggingface/hub"))
+}
+
+/// A string literal in `.deploy` syntax.
+fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '{' => out.push_str("\\{"),
+            '}' => out.push_str("\\}"),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Whether an id passes the `hf` field's validation (`org/name`, ASCII letters, digits,
+/// `-`, `_`, `.`).
+fn valid_hf(id: &str) -> bool {
+    id.split_once('/').is_some_and(|(org, name)| {
+        [org, name].iter().all(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        })
+    })
+}
+
+struct Fields(String);
+
+impl Fields {
+    fn number(&mut self, name: &str, value: Option<u64>) {
+        if let Some(v) = value.filter(|v| *v > 0) {
+            let _ = writeln!(self.0, "    {name} = {v}");
+        }
+    }
+    fn raw(&mut self, name: &str, value: &str) {
+        let _ = writeln!(self.0, "    {name} = {value}");
+    }
+    fn text(&mut self, name: &str, value: &str) {
+        self.raw(name, &quoted(value));
+    }
+}
+
+fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> String {
+    let r: &Record = resolved.record;
+    let mut f = Fields(String::new());
+    if valid_hf(r.id) {
+        f.text("hf", r.id);
+    }
+    if !written.contains('/') {
+        f.text("ollama", written);
+    }
+    f.number("params", r.params);
+    if !r.is_moe() {
+        f.number("active_params", r.params);
+    }
+    f.number("layers", r.layers.map(u64::from));
+    f.number("hidden", r.hidden.map(u64::from));
+    f.number("intermediate", r.intermediate.map(u64::from));
+    f.number("heads", r.heads.map(u64::from));
+    f.number("kv_heads", r.kv_heads.map(u64::from));
+    let attention = r.attention();
+    if attention != registry::Attention::Mla {
+        f.number("head_dim", r.head_dim.map(u64::from));
+    }
+    f.number("vocab", r.vocab.map(u64::from));
+    f.number("max_context", r.context_length);
+    match attention {
+        registry::Attention::Gqa => f.raw("attention", "gqa"),
+        registry::Attention::Mha => f.raw("attention", "mha"),
+        registry::Attention::Mla => f.raw("attention", "mla"),
+        registry::Attention::Unknown => {}
+    }
+    if let Some(quant) = resolved.format.as_ref().and_then(|q| q.stdlib_quant()) {
+        f.raw("default_quant", quant);
+    }
+    let mut source = String::new();
+    for step in &resolved.steps {
+        let _ = write!(source, "{step}; ");
+    }
+    let _ = write!(source, "architecture from {REGISTRY_SOURCE}, row {}", r.id);
+    if let Some(format) = &resolved.format {
+        let _ = write!(source, "; weights in {format}");
+    }
+    f.text("source", &source);
+    let missing = r.missing();
+    if !missing.is_empty() {
+        let text: Vec<String> = missing
+            .iter()
+            .map(|m| format!("{}: {}", m.what(), m.how_to_supply()))
+            .collect();
+        f.text("incomplete", &text.join("; "));
+    }
+    if let Some(license) = r.license {
+        f.text("license", license);
+    }
+    if let Some(date) = r.release_date {
+        f.text("released", date);
+    }
+    format!(
+        "/// {written} (resolved by deployfit from its model registry)\n// source: {REGISTRY_SOURCE}, row {}\nmodel {name} {{\n{}}}\n",
+        r.id, f.0
+    )
+}
+
+/// The stdlib weight format a file holds, from its name (`…-Q4_K_M.gguf`) or the
+/// dtype of most of its bytes (safetensors `BF16`, `F16`, `F8_E4M3`).
+fn artifact_quant(path: &Path, arch: &Architecture) -> Option<&'static str> {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_uppercase())
+        .unwrap_or_default();
+    if file_name.ends_with(".GGUF") {
+        // Longest names first, so that Q4_K_M is not read as Q4_K.
+        const GGUF: &[(&str, &str)] = &[
+            ("Q4_K_M", "Q4_K_M"),
+            ("Q5_K_M", "Q5_K_M"),
+            ("Q5_K_S", "Q5_K_S"),
+            ("Q3_K_M", "Q3_K_M"),
+            ("IQ4_XS", "IQ4_XS"),
+            ("Q8_0", "Q8_0"),
+            ("Q6_K", "Q6_K"),
+            ("Q4_0", "Q4_0"),
+            ("Q2_K", "Q2_K"),
+            ("BF16", "bf16"),
+            ("F16", "fp16"),
+        ];
+        return GGUF
+            .iter()
+            .find(|(tag, _)| file_name.contains(tag))
+            .map(|(_, quant)| *quant);
+    }
+    let weights = arch.weights.as_ref()?;
+    let dominant = weights.by_dtype.iter().max_by_key(|d| d.bytes)?;
+    match dominant.dtype.as_str() {
+        "BF16" => Some("bf16"),
+        "F16" => Some("fp16"),
+        "F8_E4M3" => Some("fp8"),
+        _ => None,
+    }
+}
+
+fn artifact_declaration(
+    name: &str,
+    written: &str,
+    path: &Path,
+    arch: &Architecture,
+    hf: Option<&str>,
+) -> String {
+    let mut f = Fields(String::new());
+    if let Some(id) = hf.filter(|id| valid_hf(id)) {
+        f.text("hf", id);
+    }
+    f.number("params", arch.params);
+    f.number(
+        "active_params",
+        arch.active_params
+            .or(arch.params.filter(|_| arch.experts.is_none())),
+    );
+    f.number("layers", arch.layers);
+    f.number("hidden", arch.hidden);
+    f.number("intermediate", arch.intermediate);
+    f.number("heads", arch.heads);
+    f.number("kv_heads", arch.kv_heads);
+    f.number("head_dim", arch.head_dim);
+    f.number("vocab", arch.vocab);
+    f.number("max_context", arch.max_context);
+    if let Some(attention) = arch.attention {
+        f.raw("attention", attention.symbol());
+    }
+    f.number("window", arch.window);
+    if arch.local_layers.is_some() {
+        let _ = writeln!(f.0, "    local_layers = {}", arch.local_layers.unwrap_or(0));
+    }
+    f.number("kv_lora_rank", arch.kv_lora_rank);
+    if let Some(rope) = arch.qk_rope_dim {
+        let _ = writeln!(f.0, "    qk_rope_dim = {rope}");
+    }
+    f.number("experts", arch.experts);
+    f.number("experts_active", arch.experts_active);
+    let quant = artifact_quant(path, arch);
+    if let Some(quant) = quant {
+        f.raw("default_quant", quant);
+    }
+    let mut source = format!("{} of {written}", arch.source);
+    for note in &arch.notes {
+        let _ = write!(source, "; {note}");
+    }
+    if let Some(weights) = &arch.weights {
+        let parts: Vec<String> = weights
+            .by_dtype
+            .iter()
+            .map(|d| format!("{} {} B", d.dtype, d.bytes))
+            .collect();
+        if !parts.is_empty() {
+            let _ = write!(source, "; weights by type: {}", parts.join(", "));
+        }
+    }
+    f.text("source", &source);
+    let missing = artifact_gaps(arch);
+    if !missing.is_empty() {
+        f.text("incomplete", &missing.join("; "));
+    }
+    if let (Some(weights), Some(quant)) = (&arch.weights, quant) {
+        let _ = writeln!(
+            f.0,
+            "    files {{\n        {quant} = {} B\n    }}",
+            weights.total_bytes
+        );
+    }
+    format!(
+        "/// {written} (read by deployfit from the file)\n// source: {}\nmodel {name} {{\n{}}}\n",
+        path.display().to_string().replace(['\n', '\r'], " "),
+        f.0
+    )
+}
+
+/// A declaration name for `deployfit import PATH`: the folder's name for a config.json
+/// or an index file, else the file's stem, as a valid name (`qwen3_14b`).
+pub fn import_name(path: &Path) -> String {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let base = if file_name == "config.json" || file_name.ends_with(".index.json") {
+        path.parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    } else {
+        path.file_stem()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    };
+    let mut name = String::new();
+    for c in base.chars().take(64) {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_matches('_').to_string();
+    match name.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => name,
+        Some(_) => format!("model_{name}"),
+        None => "imported_model".to_string(),
+    }
+}
+
+/// What a file leaves undetermined that the estimate needs, with how to supply it.
+fn artifact_gaps(arch: &Architecture) -> Vec<&'static str> {
+    let mut gaps = Vec::new();
+    if arch.params.is_none() {
+        gaps.push("the parameter count: give the weights (safetensors, GGUF) or set `params`");
+    }
+    if arch.layers.is_none() {
+        gaps.push("the number of layers: set `layers`");
+    }
+    if arch.experts.is_some() && arch.active_params.is_none() {
+        gaps.push("the active parameters of the MoE: set `experts_active` and `active_params`");
+    }
+    match arch.attention {
+        Some(artifacts::Attention::Mla) if arch.kv_lora_rank.is_none() => {
+            gaps.push("the MLA latent sizes: set `kv_lora_rank` and `qk_rope_dim`")
+        }
+        None => {
+            gaps.push("the attention layout: set `attention`, `heads`, `kv_heads` and `head_dim`")
+        }
+        _ => {}
+    }
+    gaps
+}
+
+/// The declaration `deployfit import PATH` prints: the model a file describes, named
+/// `name`, with its source.
+pub fn import_declaration(path: &Path, name: &str) -> Result<String, String> {
+    let arch = artifacts::read(path).map_err(|e| e.to_string())?;
+    let written = path.display().to_string();
+    Ok(artifact_declaration(name, &written, path, &arch, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_stable_distinct_and_valid() {
+        let here = Path::new("/p/a.deploy");
+        let a = decl_name("meta-llama/Llama-3.1-8B-Instruct", here);
+        assert_eq!(a, decl_name("META-LLAMA/llama-3.1-8b-instruct", here));
+        assert!(
+            a.starts_with("hub_meta_llama_llama_3_1_8b_instruct_"),
+            "{a}"
+        );
+        assert_ne!(a, decl_name("meta-llama/Llama-3.1-8B", here));
+        let p = decl_name("./m/config.json", here);
+        assert_ne!(p, decl_name("./m/config.json", Path::new("/q/b.deploy")));
+        for name in [a, p, decl_name("ñ/é", here), decl_name("", here)] {
+            assert!(
+                name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "{name}"
+            );
+            assert!(name.len() < 80);
+        }
+    }
+
+    #[test]
+    fn registry_declarations_parse() {
+        let here = Path::new("/p/a.deploy");
+        for text in [
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "llama3.1:8b",
+            "deepseek-ai/DeepSeek-V3",
+            "Qwen/Qwen2.5-7B-Instruct-AWQ",
+        ] {
+            let model = from_registry(text, here).expect(text);
+            let parsed = crate::syntax::parse(&model.text);
+            assert!(
+                parsed.errors.is_empty(),
+                "{text}: {:?}\n{}",
+                parsed.errors,
+                model.text
+            );
+            assert_eq!(parsed.decls.len(), 1);
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! Models a user names: registry ids and Ollama tags, files (config.json, GGUF), the
+//! model card and list commands, and `import` — through the real binary.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{codes, deployfit, deployfit_in, json, scratch, stdout};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn check_json(dir: &Path, file: &str) -> serde_json::Value {
+    json(&deployfit_in(dir, &["check", file, "--format", "json"]))
+}
+
+/// A deployment's figures from a JSON report, by name.
+fn figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["deployments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("no deployment {name}: {report}"))
+        .get("figures")
+        .unwrap()
+}
+
+fn explain_json(dir: &Path, file: &str) -> serde_json::Value {
+    json(&deployfit_in(dir, &["explain", file, "--format", "json"]))
+}
+
+/// The explanation of one deployment.
+fn explanation<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["deployment"] == name)
+        .unwrap_or_else(|| panic!("no explanation of {name}: {report}"))
+}
+
+const PASTED: &str = "\
+// Modèles collés tels quels — ids, tags, renamed organisations (ünïcödé around spans)
+deployment llama {
+    model   = \"meta-llama/Llama-3.1-8B-Instruct\"
+    quant   = bf16
+    gpu     = h100_sxm5
+    context = 8k
+}
+
+deployment qwen72 {
+    model = \"Qwen/Qwen2.5-72B-Instruct\"
+    quant = bf16
+    gpu   = h100_sxm5
+    count = 4
+}
+
+deployment tag {
+    model  = \"llama3.1:8b\"
+    gpu    = rtx_4090
+    engine = llamacpp
+}
+
+deployment glm {
+    model = \"zai-org/GLM-4-9B-0414\"
+    quant = Q4_K_M
+    gpu   = rtx_4090
+}
+
+deployment awq {
+    model = \"Qwen/Qwen2.5-7B-Instruct-AWQ\"
+    gpu   = rtx_4090
+    engine = vllm
+}
+";
+
+#[test]
+fn pasted_ids_and_tags_resolve_with_bf16_weights_twice_the_parameters() {
+    let dir = scratch("models_pasted");
+    write(&dir, "pasted.deploy", PASTED);
+    let report = check_json(&dir, "pasted.deploy");
+    let errors: Vec<_> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{report}");
+    // Llama-3.1-8B has 8,030,261,248 parameters: bf16 weights are 16,060,522,496 B.
+    assert_eq!(figures(&report, "llama")["weights_memory"], "14.96 GiB");
+    let explained = explain_json(&dir, "pasted.deploy");
+    let llama = explanation(&explained, "llama");
+    assert_eq!(llama["weights_bytes"], 16_060_522_496_i64, "{llama}");
+    // Qwen2.5-72B: 72,706,203,648 parameters.
+    assert_eq!(
+        explanation(&explained, "qwen72")["weights_bytes"],
+        145_412_407_296_i64
+    );
+    // The gated original is read from a re-upload, and explain says so.
+    let assumptions = llama["assumptions"].to_string();
+    assert!(
+        assumptions.contains("absent from the registry")
+            && assumptions.contains("Meta-Llama-3.1-8B-Instruct"),
+        "{assumptions}"
+    );
+    // An Ollama tag brings its default weight format: no `quant` needed.
+    let tag = explanation(&explained, "tag");
+    assert_eq!(tag["quant"], "Q4_K_M", "{tag}");
+    assert!(
+        tag["assumptions"]
+            .to_string()
+            .contains("Ollama tag llama3.1:8b")
+    );
+    // THUDM was renamed zai-org: the curated GLM-4-9B answers (its exact Q4_K_M file).
+    let glm = explanation(&explained, "glm");
+    assert_eq!(glm["model"], "glm4_9b", "{glm}");
+    assert_eq!(glm["weights_bytes"], 6_166_574_944_i64);
+    // A quantized re-upload names its format.
+    assert_eq!(explanation(&explained, "awq")["quant"], "awq_int4");
+}
+
+#[test]
+fn an_unknown_id_suggests_the_closest_and_the_span_is_the_string() {
+    let dir = scratch("models_unknown");
+    let text = "// ✓ ünïcödé\ndeployment d {\n    model = \"Qwen/Qwen2.5-72B-Instruc\"\n    quant = bf16\n    gpu = h100_sxm5\n}\n";
+    write(&dir, "u.deploy", text);
+    let report = check_json(&dir, "u.deploy");
+    assert_eq!(codes(&report), vec!["deploy::name::unknown"], "{report}");
+    let diag = &report["diagnostics"][0];
+    let (start, end) = (
+        diag["span"]["start"].as_u64().unwrap() as usize,
+        diag["span"]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[start..end], "\"Qwen/Qwen2.5-72B-Instruc\"");
+    let suggestion = &diag["suggestions"][0];
+    assert!(
+        suggestion["replacement"]
+            .as_str()
+            .unwrap()
+            .starts_with("\"Qwen/Qwen2.5-72B-Instruct"),
+        "{diag}"
+    );
+}
+
+#[test]
+fn a_config_json_gives_exact_parameters_and_mla_latent_kv() {
+    let dir = scratch("models_config");
+    let fixtures = common::root().join("artifacts/tests/fixtures/configs");
+    for (folder, fixture) in [
+        ("Qwen3-14B", "qwen3_14b.json"),
+        ("DeepSeek-V2-Lite", "deepseek_v2_lite.json"),
+    ] {
+        let text = std::fs::read_to_string(fixtures.join(fixture)).unwrap();
+        write(&dir, &format!("models/{folder}/config.json"), &text);
+    }
+    write(
+        &dir,
+        "f.deploy",
+        "deployment qwen {\n    model = \"./models/Qwen3-14B/config.json\"\n    quant = bf16\n    gpu = h100_sxm5\n    context = 8k\n}\n\
+         deployment lite {\n    model = \"./models/DeepSeek-V2-Lite\"\n    quant = bf16\n    gpu = h100_sxm5\n    context = 8k\n}\n",
+    );
+    let report = check_json(&dir, "f.deploy");
+    assert!(
+        !codes(&report)
+            .iter()
+            .any(|c| c.starts_with("deploy::model")),
+        "{report}"
+    );
+    let explained = explain_json(&dir, "f.deploy");
+    // Qwen3-14B: exactly 14,768,307,200 parameters, so bf16 weights are twice that.
+    let qwen = explanation(&explained, "qwen");
+    assert_eq!(qwen["weights_bytes"], 29_536_614_400_i64, "{qwen}");
+    // DeepSeek-V2-Lite: MLA, (512 + 64) latent values per layer and token, 27 layers.
+    let lite = explanation(&explained, "lite");
+    assert_eq!(lite["weights_bytes"], 31_412_968_448_i64, "{lite}");
+    assert_eq!(lite["kv_bytes"], (512 + 64) * 27 * 2 * 8192_i64, "{lite}");
+    let card = json(&deployfit_in(
+        &dir,
+        &[
+            "model",
+            "./models/DeepSeek-V2-Lite/config.json",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(card["params"], 15_706_484_224_i64, "{card}");
+    assert_eq!(card["kv_lora_rank"], 512);
+    assert_eq!(card["attention"], "mla");
+}
+
+/// A GGUF v3 file with the given metadata and tensors (name, dims, ggml type), tensor data
+/// zero-filled: enough for the header reader.
+fn gguf(path: &Path, arch: &str, tensors: &[(&str, &[u64], u32)]) -> u64 {
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    }
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend((tensors.len() as u64).to_le_bytes());
+    let kv_u32: &[(&str, u32)] = &[
+        ("block_count", 2),
+        ("embedding_length", 256),
+        ("feed_forward_length", 512),
+        ("attention.head_count", 4),
+        ("attention.head_count_kv", 2),
+        ("context_length", 4096),
+    ];
+    out.extend(((kv_u32.len() + 1) as u64).to_le_bytes());
+    string(&mut out, "general.architecture");
+    out.extend(8u32.to_le_bytes()); // string
+    string(&mut out, arch);
+    for (key, value) in kv_u32 {
+        string(&mut out, &format!("{arch}.{key}"));
+        out.extend(4u32.to_le_bytes()); // uint32
+        out.extend(value.to_le_bytes());
+    }
+    // Bytes per block and elements per block of the types used (ggml-common.h).
+    let size = |ty: u32, elements: u64| match ty {
+        0 => elements * 4,          // F32
+        1 => elements * 2,          // F16
+        8 => elements / 32 * 34,    // Q8_0
+        12 => elements / 256 * 144, // Q4_K
+        14 => elements / 256 * 210, // Q6_K
+        _ => unreachable!(),
+    };
+    let mut offset = 0u64;
+    let mut total = 0u64;
+    for (name, dims, ty) in tensors {
+        string(&mut out, name);
+        out.extend((dims.len() as u32).to_le_bytes());
+        for d in *dims {
+            out.extend(d.to_le_bytes());
+        }
+        out.extend(ty.to_le_bytes());
+        out.extend(offset.to_le_bytes());
+        let bytes = size(*ty, dims.iter().product());
+        total += bytes;
+        offset += bytes.div_ceil(32) * 32;
+    }
+    while !out.len().is_multiple_of(32) {
+        out.push(0);
+    }
+    out.resize(out.len() + offset as usize, 0);
+    std::fs::write(path, out).unwrap();
+    total
+}
+
+#[test]
+fn a_gguf_file_weighs_the_sum_of_its_tensors() {
+    let dir = scratch("models_gguf");
+    let total = gguf(
+        &dir.join("tiny-Q4_K_M.gguf"),
+        "llama",
+        &[
+            ("token_embd.weight", &[256, 1024], 12),
+            ("blk.0.attn_q.weight", &[256, 256], 12),
+            ("blk.0.ffn_down.weight", &[512, 256], 14),
+            ("blk.1.attn_v.weight", &[256, 128], 8),
+            ("output_norm.weight", &[256], 0),
+        ],
+    );
+    write(
+        &dir,
+        "g.deploy",
+        "deployment tiny {\n    model = \"./tiny-Q4_K_M.gguf\"\n    gpu = rtx_4090\n    engine = llamacpp\n    context = 4k\n}\n",
+    );
+    let explained = explain_json(&dir, "g.deploy");
+    let tiny = explanation(&explained, "tiny");
+    // The file says its format (Q4_K_M), and its weights are exactly its tensors' bytes.
+    assert_eq!(tiny["quant"], "Q4_K_M", "{tiny}");
+    assert_eq!(tiny["weights_bytes"], total as i64, "{tiny}");
+    assert!(tiny["assumptions"].to_string().contains("Q6_K"), "{tiny}");
+    // `import` prints a declaration that checks.
+    let declaration = stdout(&deployfit_in(&dir, &["import", "tiny-Q4_K_M.gguf"]));
+    assert!(declaration.contains("model tiny_q4_k_m {"), "{declaration}");
+    assert!(
+        declaration.contains(&format!("Q4_K_M = {total} B")),
+        "{declaration}"
+    );
+    write(&dir, "imported.deploy", &declaration);
+    let report = check_json(&dir, "imported.deploy");
+    assert!(codes(&report).is_empty(), "{report}");
+}
+
+#[test]
+fn an_unreadable_model_file_is_an_error_not_a_crash() {
+    let dir = scratch("models_unreadable");
+    write(
+        &dir,
+        "bad/config.json",
+        "{ \"model_type\": \"llama\", \"num_hidden_layers\": ",
+    );
+    write(&dir, "not-a.gguf", "GGUF but not really");
+    write(
+        &dir,
+        "b.deploy",
+        "deployment a {\n    model = \"./bad/config.json\"\n    quant = bf16\n    gpu = h100_sxm5\n}\n\
+         deployment b {\n    model = \"./not-a.gguf\"\n    quant = bf16\n    gpu = h100_sxm5\n}\n",
+    );
+    let report = check_json(&dir, "b.deploy");
+    assert_eq!(
+        codes(&report),
+        vec!["deploy::model::unreadable", "deploy::model::unreadable"],
+        "{report}"
+    );
+}
+
+#[test]
+fn the_model_card_and_the_list_answer_in_json() {
+    let card = json(&deployfit(&["model", "Qwen/Qwen3-14B", "--format", "json"]));
+    assert_eq!(card["params"], 14_768_307_200_i64, "{card}");
+    assert_eq!(card["active_params"], 14_768_307_200_i64);
+    assert_eq!(card["layers"], 40);
+    assert_eq!(card["heads"], 40);
+    assert_eq!(card["kv_heads"], 8);
+    assert_eq!(card["head_dim"], 128);
+    assert_eq!(card["max_context"], 40960);
+    assert!(
+        card["source"].as_str().unwrap().contains("registry"),
+        "{card}"
+    );
+    // A curated model's card comes from the catalog.
+    let glm = json(&deployfit(&["model", "glm4:9b", "--format", "json"]));
+    assert_eq!(glm["params"], 9_400_279_040_i64);
+    assert!(glm["source"].as_str().unwrap().contains("catalog"), "{glm}");
+    // An MoE row without expert counts says what is missing.
+    let moe = json(&deployfit(&[
+        "model",
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        moe["incomplete"].as_str().unwrap().contains("experts"),
+        "{moe}"
+    );
+    assert!(moe["active_params"].is_null());
+
+    let list = json(&deployfit(&[
+        "models", "--search", "qwen3", "--format", "json",
+    ]));
+    let rows = list.as_array().unwrap();
+    assert!(rows.len() >= 10, "{list}");
+    assert!(rows.iter().all(|r| {
+        r["id"]
+            .as_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("qwen3")
+            || r["catalog"].as_str().is_some_and(|c| c.contains("qwen3"))
+    }));
+    assert!(rows.iter().any(|r| r["source"] == "catalog"));
+    assert!(rows.iter().any(|r| r["source"] == "registry"));
+    let family = json(&deployfit(&[
+        "models",
+        "--family",
+        "qwen3_moe",
+        "--limit",
+        "0",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        family
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["family"] == "qwen3_moe"),
+        "{family}"
+    );
+    // The old spelling still answers "what runs on this GPU".
+    let on_gpu = json(&deployfit(&[
+        "models", "--gpu", "rtx_4090", "--format", "json",
+    ]));
+    assert!(
+        on_gpu
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["model"] == "glm4_9b")
+    );
+    let unknown = deployfit(&["model", "Qwen/Qwen3-14Bx"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("did you mean"));
+}
+
+#[test]
+fn a_bare_id_is_found_in_the_local_hugging_face_cache() {
+    let dir = scratch("models_hub_cache");
+    let snapshot = dir.join("hub/models--acme--tiny-14b/snapshots/0123abcd");
+    let config = std::fs::read_to_string(
+        common::root().join("artifacts/tests/fixtures/configs/qwen3_14b.json"),
+    )
+    .unwrap();
+    write(&snapshot, "config.json", &config);
+    let output: Output = Command::new(env!("CARGO_BIN_EXE_deployfit"))
+        .args(["model", "acme/tiny-14b", "--format", "json"])
+        .env("HF_HUB_CACHE", dir.join("hub"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let card = json(&output);
+    assert_eq!(card["params"], 14_768_307_200_i64, "{card}");
+    assert_eq!(card["id"], "acme/tiny-14b");
+}
+
+/// Curated models win over registry rows, and the two must agree on architecture: a
+/// disagreement is a defect in one of them, to investigate.
+#[test]
+fn curated_models_agree_with_their_registry_rows() {
+    let list = json(&deployfit(&["models", "--limit", "0", "--format", "json"]));
+    let mut compared = 0;
+    for row in list.as_array().unwrap() {
+        let Some(catalog) = row["catalog"].as_str() else {
+            continue;
+        };
+        let curated = json(&deployfit(&["model", catalog, "--format", "json"]));
+        let Some(id) = curated["id"].as_str() else {
+            continue;
+        };
+        let Some(record) = deployfit_registry::get(id) else {
+            continue;
+        };
+        compared += 1;
+        let field = |name: &str| curated[name].as_u64();
+        assert_eq!(field("layers"), record.layers.map(u64::from), "{id} layers");
+        assert_eq!(field("hidden"), record.hidden.map(u64::from), "{id} hidden");
+        assert_eq!(field("heads"), record.heads.map(u64::from), "{id} heads");
+        assert_eq!(field("vocab"), record.vocab.map(u64::from), "{id} vocab");
+        if curated["attention"] != "mla" {
+            assert_eq!(
+                field("kv_heads"),
+                record.kv_heads.map(u64::from),
+                "{id} kv_heads"
+            );
+        }
+    }
+    assert!(
+        compared >= 5,
+        "only {compared} curated models have registry rows"
+    );
+}
