@@ -449,3 +449,71 @@ fn curated_models_agree_with_their_registry_rows() {
         "only {compared} curated models have registry rows"
     );
 }
+
+#[test]
+fn a_model_can_be_declared_from_a_file_or_an_id() {
+    let dir = scratch("models_from");
+    let config = std::fs::read_to_string(
+        common::root().join("artifacts/tests/fixtures/configs/qwen3_14b.json"),
+    )
+    .unwrap();
+    write(&dir, "models/Qwen3-14B/config.json", &config);
+    let text = "\
+// Déclarés depuis un fichier — ünï
+model qwen3_14b_local from \"./models/Qwen3-14B\"
+
+model llama_long from \"meta-llama/Llama-3.1-8B-Instruct\" {
+    max_context = 64k
+}
+
+model nope from \"./nope/config.json\"
+
+gpu weird from \"x\"
+
+deployment a {
+    model = qwen3_14b_local
+    quant = bf16
+    gpu   = h100_sxm5
+    context = 8k
+}
+
+deployment b {
+    model = llama_long
+    quant = bf16
+    gpu   = h100_sxm5
+}
+";
+    write(&dir, "f.deploy", text);
+    let report = check_json(&dir, "f.deploy");
+    assert_eq!(
+        codes(&report),
+        vec!["deploy::model::unreadable", "deploy::syntax::unexpected"],
+        "{report}"
+    );
+    let unreadable = &report["diagnostics"][0];
+    let (start, end) = (
+        unreadable["span"]["start"].as_u64().unwrap() as usize,
+        unreadable["span"]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[start..end], "\"./nope/config.json\"");
+    let explained = explain_json(&dir, "f.deploy");
+    assert_eq!(
+        explanation(&explained, "a")["weights_bytes"],
+        29_536_614_400_i64
+    );
+    // The block overrides what the id gives.
+    let b = explanation(&explained, "b");
+    assert_eq!(b["context"], 65536, "{b}");
+    assert_eq!(b["weights_bytes"], 16_060_522_496_i64);
+    // The formatter keeps `from` (with and without a block) and is idempotent.
+    let formatted = dir.join("f.deploy");
+    deployfit_in(&dir, &["fmt", "f.deploy"]);
+    let once = std::fs::read_to_string(&formatted).unwrap();
+    assert!(
+        once.contains("model qwen3_14b_local from \"./models/Qwen3-14B\"\n"),
+        "{once}"
+    );
+    assert!(once.contains("model llama_long from \"meta-llama/Llama-3.1-8B-Instruct\" {"));
+    let check = deployfit_in(&dir, &["fmt", "--check", "f.deploy"]);
+    assert_eq!(check.status.code(), Some(0), "{once}");
+}

@@ -31,12 +31,19 @@ struct ExternalModels {
     resolved: BTreeMap<String, Option<Result<crate::external::ExternalModel, String>>>,
 }
 
-/// The model strings a file's deployments name: `model = "…"`, and the strings of a
-/// `model = one_of [...]`. Bounded by the file's size.
+/// The model strings a file names: a deployment's `model = "…"` and the strings of a
+/// `model = one_of [...]`, and `model NAME from "…"`. Bounded by the file's size.
 fn model_strings(db: &Database, file: SourceFile) -> BTreeSet<String> {
     use crate::syntax::ast::{DeclKind, ExprKind};
     let mut out = BTreeSet::new();
     for placed in &db::parse(db, file).decls {
+        // `model NAME from "…"`.
+        if placed.decl.kind == DeclKind::Model
+            && let Some(text) = placed.decl.from.as_ref().and_then(|f| f.plain())
+            && !text.is_empty()
+        {
+            out.insert(text);
+        }
         if placed.decl.kind != DeclKind::Deployment {
             continue;
         }
@@ -185,7 +192,7 @@ impl Workspace {
             }
             let in_catalog = {
                 let scope = crate::names::scope(&self.db, generated);
-                crate::eval::deployment::catalog_model(&self.db, scope, text)
+                crate::eval::entry::catalog_model(&self.db, scope, text)
                     .is_some_and(|key| key.file(&self.db) != generated)
             };
             let resolved = if in_catalog {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::Env;
-use super::entry::{const_field, lookup};
+use super::entry::{catalog_model, const_field, lookup};
 use super::figures::Figures;
 use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
@@ -111,36 +111,6 @@ fn closest_model(scope: &Scope<'_>, text: &str) -> Option<String> {
     } else {
         catalog().or_else(registry)
     }
-}
-
-/// A catalog model by name or by its `hf` / `ollama` alias (any letter case).
-pub(crate) fn catalog_model<'db>(
-    db: &'db dyn Db,
-    scope: &Scope<'db>,
-    text: &str,
-) -> Option<DeclKey<'db>> {
-    if let Some(key) = scope.lookup(DeclKind::Model, text) {
-        return Some(key);
-    }
-    // The id as written, and under a renamed organisation's other name (THUDM → zai-org).
-    let mut spellings = vec![text.to_string()];
-    if let Some((org, name)) = text.split_once('/') {
-        for (old, new, _) in deployfit_registry::ORG_RENAMES {
-            if org.eq_ignore_ascii_case(old) {
-                spellings.push(format!("{new}/{name}"));
-            } else if org.eq_ignore_ascii_case(new) {
-                spellings.push(format!("{old}/{name}"));
-            }
-        }
-    }
-    scope.names(DeclKind::Model).find_map(|(_, key)| {
-        let entry = super::entry_of(db, key);
-        let matches = |field: &str| {
-            matches!(entry.fields.get(field), Some(Value::Str(s))
-                if spellings.iter().any(|t| s.eq_ignore_ascii_case(t)))
-        };
-        (matches("hf") || matches("ollama")).then_some(key)
-    })
 }
 
 /// The model a string names: a catalog model (by name, `hf` or `ollama`), else the

@@ -137,11 +137,19 @@ fn ancestors<'db>(
     while let Some(decl) = db::decl(db, current)
         && chain.len() < crate::names::MAX_EXTENDS_DEPTH
     {
-        let Some(parent) = decl.extends.clone() else {
+        let Some((parent_name, parent_span)) = crate::names::parent_ref(db, current, &decl) else {
             break;
+        };
+        let parent = crate::syntax::ast::Ident {
+            name: parent_name,
+            span: parent_span,
         };
         let kind = key.kind(db);
         match scope.lookup(kind, &parent.name) {
+            None if current == key && decl.from.is_some() => {
+                diags.push(from_problem(db, key, &decl, parent.span));
+                break;
+            }
             None => {
                 if current == key {
                     let suggestion = scope.suggest(kind, &parent.name);
@@ -169,7 +177,7 @@ fn ancestors<'db>(
                             Diag::error(
                                 "deploy::name::extends_cycle",
                                 format!("`{}` extends itself through a cycle", key.name(db)),
-                                Loc::Decl(key, decl.extends.as_ref().map(|e| e.span).unwrap_or_default()),
+                                Loc::Decl(key, parent.span),
                             )
                             .label("the chain loops back here")
                             .help("break the cycle: one entry of the chain must extend a catalog entry or nothing"),
@@ -186,6 +194,116 @@ fn ancestors<'db>(
         }
     }
     chain
+}
+
+/// A catalog model by name or by its `hf` / `ollama` alias (any letter case).
+pub fn catalog_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<DeclKey<'db>> {
+    if let Some(key) = scope.lookup(DeclKind::Model, text) {
+        return Some(key);
+    }
+    // The id as written, and under a renamed organisation's other name (THUDM → zai-org).
+    let mut spellings = vec![text.to_string()];
+    if let Some((org, name)) = text.split_once('/') {
+        for (old, new, _) in deployfit_registry::ORG_RENAMES {
+            if org.eq_ignore_ascii_case(old) {
+                spellings.push(format!("{new}/{name}"));
+            } else if org.eq_ignore_ascii_case(new) {
+                spellings.push(format!("{old}/{name}"));
+            }
+        }
+    }
+    scope.names(DeclKind::Model).find_map(|(_, key)| {
+        let entry = entry_of(db, key);
+        let matches = |field: &str| {
+            matches!(entry.fields.get(field), Some(Value::Str(s))
+                if spellings.iter().any(|t| s.eq_ignore_ascii_case(t)))
+        };
+        (matches("hf") || matches("ollama")).then_some(key)
+    })
+}
+
+/// Why `KIND NAME from "…"` has no parent: `from` on a kind other than `model`, a file
+/// that cannot be read as a model, or an id neither the registry nor the Hugging Face
+/// cache knows.
+fn from_problem<'db>(
+    db: &'db dyn Db,
+    key: DeclKey<'db>,
+    decl: &Decl,
+    span: crate::span::Span,
+) -> Diag<'db> {
+    let loc = Loc::Decl(key, span);
+    let text = decl
+        .from
+        .as_ref()
+        .and_then(|f| f.plain())
+        .unwrap_or_default();
+    if key.kind(db) != DeclKind::Model {
+        return Diag::error(
+            "deploy::syntax::unexpected",
+            format!(
+                "`from` reads a model; a {} cannot be read from a file",
+                key.kind(db).keyword()
+            ),
+            loc,
+        )
+        .label("only for `model`")
+        .help(format!(
+            "write `{} {} extends OTHER {{ ... }}`",
+            key.kind(db).keyword(),
+            key.name(db)
+        ));
+    }
+    let name = crate::external::decl_name(&text, key.file(db).path(db));
+    if let Some(problem) = db.project().external(db).get(&name) {
+        return Diag::error(
+            "deploy::model::unreadable",
+            format!("cannot read a model from \"{text}\": {problem}"),
+            loc,
+        )
+        .label("not a readable model")
+        .help("point `from` at a config.json, a model folder, a .safetensors or model.safetensors.index.json file, or a .gguf file");
+    }
+    // The catalog's own aliases, read from the declarations (not the evaluated entries:
+    // an entry that is `from` something must not evaluate the others).
+    let scope = crate::names::scope(db, key.file(db));
+    let alias = scope.names(DeclKind::Model).find(|(name, other)| {
+        *other != key
+            && (name.eq_ignore_ascii_case(&text)
+                || db::decl(db, *other).is_some_and(|d| {
+                    ["hf", "ollama"].iter().any(|f| {
+                        d.field(f).is_some_and(|field| {
+                            matches!(&field.value.kind, ExprKind::Str(lit)
+                                if lit.plain().is_some_and(|v| v.eq_ignore_ascii_case(&text)))
+                        })
+                    })
+                }))
+    });
+    if let Some((model, _)) = alias {
+        let model = model.to_string();
+        return Diag::error(
+            "deploy::name::unknown",
+            format!("\"{text}\" is the catalog model `{model}`, not a file or registry model"),
+            loc,
+        )
+        .label("a catalog model")
+        .help(format!(
+            "write `model {} extends {model} {{ ... }}`",
+            key.name(db)
+        ));
+    }
+    let closest = deployfit_registry::closest(&text);
+    Diag::error(
+        "deploy::name::unknown",
+        format!("no registry model or model file is named \"{text}\""),
+        loc,
+    )
+    .label("unknown model")
+    .help(match closest {
+        Some(id) => format!("did you mean `\"{id}\"`?"),
+        None => "name a Hugging Face id, an Ollama tag, or a file (`./models/NAME/config.json`)"
+            .to_string(),
+    })
+    .suggest(closest.map(|id| format!("\"{id}\"")))
 }
 
 /// A catalog entry (gpu, model, quant, kv, engine, rule) with `extends` applied and its

@@ -154,7 +154,12 @@ impl Printer<'_> {
                     push_with_inner(&mut units, blank, inner, UnitKind::Lines(vec![line]));
                 }
                 TopItem::Decl(decl, offset) => {
-                    let lines = self.block(&decl_header(decl), &decl.body, *offset, start);
+                    // `model NAME from "…"` without a block stays one line.
+                    let lines = if decl.from.is_some() && decl.body.span.is_empty() {
+                        vec![decl_header(decl)]
+                    } else {
+                        self.block(&decl_header(decl), &decl.body, *offset, start)
+                    };
                     units.push(Unit {
                         blank,
                         kind: UnitKind::Lines(lines),
@@ -437,12 +442,16 @@ fn is_trivia(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\r' | b'\n' | b';')
 }
 
-/// `KIND NAME [extends OTHER]`.
+/// `KIND NAME [extends OTHER]` or `model NAME from "…"`.
 fn decl_header(decl: &Decl) -> String {
     let mut header = format!("{} {}", decl.kind.keyword(), decl.name.name);
     if let Some(base) = &decl.extends {
         header.push_str(" extends ");
         header.push_str(&base.name);
+    }
+    if let Some(from) = &decl.from {
+        header.push_str(" from ");
+        expr::string(&mut header, from);
     }
     header
 }

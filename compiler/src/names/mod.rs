@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::diagnostics::{Diag, Loc, Severity};
-use crate::syntax::ast::DeclKind;
+use crate::span::Span;
+use crate::syntax::ast::{Decl, DeclKind};
 
 /// The names a file sees.
 #[derive(Clone, Debug, PartialEq, Eq, salsa::SalsaValue)]
@@ -67,15 +68,30 @@ pub enum Chain {
     IntoCycle,
 }
 
-/// The parent an entry's `extends` names, looked up in `scope`.
+/// The name an entry's `extends` names, or, for `model NAME from "…"`, the name of the
+/// model materialized from that file or id ([`crate::external::decl_name`]), with the
+/// span to point at.
+pub fn parent_ref(db: &dyn Db, key: DeclKey<'_>, decl: &Decl) -> Option<(String, Span)> {
+    if let Some(parent) = &decl.extends {
+        return Some((parent.name.clone(), parent.span));
+    }
+    let from = decl.from.as_ref()?;
+    let text = from.plain()?;
+    Some((
+        crate::external::decl_name(&text, key.file(db).path(db)),
+        from.span,
+    ))
+}
+
+/// The parent an entry's `extends` (or `from`) names, looked up in `scope`.
 fn extends_parent<'db>(
     db: &'db dyn Db,
     scope: &Scope<'db>,
     key: DeclKey<'db>,
 ) -> Option<DeclKey<'db>> {
     let decl = db::decl(db, key)?;
-    let parent = decl.extends.as_ref()?;
-    scope.lookup(key.kind(db), &parent.name)
+    let (parent, _) = parent_ref(db, key, &decl)?;
+    scope.lookup(key.kind(db), &parent)
 }
 
 /// The chain of every entry in a file's scope, in time linear in the scope: each entry
@@ -145,7 +161,7 @@ pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Di
     let chain = extends_chain(db, key);
     let span = || {
         db::decl(db, key)
-            .and_then(|decl| decl.extends.as_ref().map(|e| e.span))
+            .and_then(|decl| parent_ref(db, key, &decl).map(|(_, span)| span))
             .unwrap_or_default()
     };
     match chain {

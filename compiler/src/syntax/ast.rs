@@ -85,13 +85,17 @@ pub struct Import {
     pub span: Span,
 }
 
-/// `KIND NAME [extends OTHER] { ... }`, with spans relative to the declaration's start.
+/// `KIND NAME [extends OTHER] { ... }` or `model NAME from "PATH or ID" [{ ... }]`, with
+/// spans relative to the declaration's start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decl {
     pub kind: DeclKind,
     pub kind_span: Span,
     pub name: Ident,
     pub extends: Option<Ident>,
+    /// `from "…"`: the entry extends the model a file or registry id describes. Without a
+    /// block, `body` is empty with an empty span at the declaration's end.
+    pub from: Option<StrLit>,
     pub doc: Option<String>,
     pub body: Block,
     pub span: Span,

@@ -15,6 +15,8 @@ fn describe(rule: Rule) -> Option<&'static str> {
         Rule::EOI => "end of file",
         Rule::ident => "a name",
         Rule::extends | Rule::kw_extends => "`extends`",
+        // `from` is only for models; naming it after every other kind would mislead.
+        Rule::from | Rule::kw_from => return None,
         Rule::lbrace => "`{`",
         Rule::block_end => "`}`",
         Rule::eq => "`=`",

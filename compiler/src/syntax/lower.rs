@@ -117,6 +117,7 @@ impl Lower<'_> {
         let mut kind = None;
         let mut name = None;
         let mut extends = None;
+        let mut from = None;
         let mut body = None;
         for inner in pair.into_inner() {
             match inner.as_rule() {
@@ -140,11 +141,18 @@ impl Lower<'_> {
                         .find(|p| p.as_rule() == Rule::ident)
                         .map(|p| self.ident(p, start))
                 }
+                Rule::from => {
+                    from = inner
+                        .into_inner()
+                        .find(|p| p.as_rule() == Rule::string)
+                        .map(|p| self.string(p, start))
+                }
                 Rule::block => body = Some(self.block(inner, start)),
                 _ => {}
             }
         }
         let (kind, kind_span) = kind.unwrap_or((DeclKind::Deployment, span));
+        let no_body = Span::new(span.end as usize, span.end as usize);
         Decl {
             kind,
             kind_span,
@@ -153,10 +161,11 @@ impl Lower<'_> {
                 span,
             }),
             extends,
+            from,
             doc: (!docs.is_empty()).then(|| docs.join("\n")),
             body: body.unwrap_or(Block {
                 entries: Vec::new(),
-                span,
+                span: no_body,
             }),
             span,
         }
