@@ -10,6 +10,7 @@ use super::figures::Figures;
 use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc};
 use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
@@ -145,7 +146,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                         scope.suggest(DeclKind::Model, &text.replace(['-', '.', '/', ':'], "_"));
                     Err(Box::new(
                         Diag::error(
-                            "deploy::name::unknown",
+                            Code::NameUnknown,
                             format!("no catalog model has the name, Hugging Face id or Ollama tag \"{text}\""),
                             Loc::Decl(key, field.value.span),
                         )
@@ -169,7 +170,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 {
                     diags.push(
                         Diag::error(
-                            "deploy::field::type",
+                            Code::FieldType,
                             format!("`{}` must be a positive whole number", spec.name),
                             Loc::Decl(key, field.value.span),
                         )
@@ -185,7 +186,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 {
                     diags.push(
                         Diag::error(
-                            "deploy::field::type",
+                            Code::FieldType,
                             format!("`{}` must be between 0% and 100%", spec.name),
                             Loc::Decl(key, field.value.span),
                         )
@@ -224,7 +225,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             };
             diags.push(
                 Diag::error(
-                    "deploy::field::missing",
+                    Code::FieldMissing,
                     format!("deployment `{}` has no `{required}`", decl.name.name),
                     Loc::Decl(key, decl.name.span),
                 )

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::schema::{FieldSpec, FieldTy, Valid, field_spec, quote_list, schema};
 use super::{Checker, EvalError, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::names::{Scope, closest};
 use crate::syntax::ast::{Block, Decl, DeclKind, Entry as AstEntry, Expr, ExprKind, Field};
@@ -151,7 +152,7 @@ fn ancestors<'db>(
                     };
                     diags.push(
                         Diag::error(
-                            "deploy::name::unknown",
+                            Code::NameUnknown,
                             format!("unknown {} `{}`", kind.keyword(), parent.name),
                             Loc::Decl(key, parent.span),
                         )
@@ -167,7 +168,7 @@ fn ancestors<'db>(
                     if current == key || next == key {
                         diags.push(
                             Diag::error(
-                                "deploy::name::extends_cycle",
+                                Code::NameExtendsCycle,
                                 format!("`{}` extends itself through a cycle", key.name(db)),
                                 Loc::Decl(key, decl.extends.as_ref().map(|e| e.span).unwrap_or_default()),
                             )
@@ -301,7 +302,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::unknown",
+                    Code::FieldUnknown,
                     format!("a {} cannot have `require`", kind.keyword()),
                     Loc::Decl(key, require.span),
                 )
@@ -319,7 +320,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::duplicate",
+                    Code::FieldDuplicate,
                     "a deployment has one objective; this second `minimize`/`maximize` would be ignored",
                     Loc::Decl(key, objective.span),
                 )
@@ -332,7 +333,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::unknown",
+                    Code::FieldUnknown,
                     format!("a {} cannot have `minimize`/`maximize`", kind.keyword()),
                     Loc::Decl(key, objective.span),
                 )
@@ -367,7 +368,7 @@ fn check_entries<'db>(
                 };
                 diags.push(
                     Diag::error(
-                        "deploy::field::unknown",
+                        Code::FieldUnknown,
                         format!("a {what} has no field `{}`", name.name),
                         Loc::Decl(key, name.span),
                     )
@@ -384,7 +385,7 @@ fn check_entries<'db>(
                 };
                 diags.push(
                     Diag::error(
-                        "deploy::field::type",
+                        Code::FieldType,
                         format!("`{}` expects {}", spec.name, spec.ty.describe()),
                         Loc::Decl(key, name.span),
                     )
@@ -397,7 +398,7 @@ fn check_entries<'db>(
         if let Some(first) = seen.get(name.name.as_str()) {
             diags.push(
                 Diag::error(
-                    "deploy::field::duplicate",
+                    Code::FieldDuplicate,
                     format!("`{}` is given twice", name.name),
                     Loc::Decl(key, name.span),
                 )
@@ -422,7 +423,7 @@ pub fn const_field<'db>(
     let wrong = |found: &str| {
         Box::new(
             Diag::error(
-                "deploy::field::type",
+                Code::FieldType,
                 format!(
                     "`{}` expects {}, found {found}",
                     spec.name,
@@ -441,7 +442,7 @@ pub fn const_field<'db>(
     if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
         return Err(Box::new(
             Diag::error(
-                "deploy::field::type",
+                Code::FieldType,
                 "holes (`?`, `one_of`) are only allowed in deployments",
                 loc,
             )
@@ -460,7 +461,7 @@ pub fn const_field<'db>(
                 Err(EvalError::DivisionByZero(span)) => {
                     return Err(Box::new(
                         Diag::error(
-                            "deploy::eval::division_by_zero",
+                            Code::EvalDivisionByZero,
                             "division by zero",
                             Loc::Decl(owner, span),
                         )
@@ -505,7 +506,7 @@ pub fn const_field<'db>(
                     });
                 return Err(Box::new(
                     Diag::error(
-                        "deploy::unit::expected",
+                        Code::UnitExpected,
                         format!("expected {}, found {found}", expected.describe()),
                         loc,
                     )
@@ -541,7 +542,7 @@ pub fn const_field<'db>(
                 };
                 Err(Box::new(
                     Diag::error(
-                        "deploy::name::unknown",
+                        Code::NameUnknown,
                         format!("`{name}` is not one of {}", quote_list(words)),
                         loc,
                     )
@@ -567,7 +568,7 @@ pub fn const_field<'db>(
                         _ => {
                             return Err(Box::new(
                                 Diag::error(
-                                    "deploy::field::type",
+                                    Code::FieldType,
                                     format!("`{}` lists {} names", spec.name, kind.keyword()),
                                     Loc::Decl(owner, item.span),
                                 )
@@ -592,7 +593,7 @@ pub fn not_finite<'db>(loc: Loc<'db>, nan: bool, text: &str, context: &str) -> D
     let shown = shorten(text);
     if nan {
         Diag::error(
-            "deploy::eval::overflow",
+            Code::EvalOverflow,
             format!("{shown} is not a number (undefined, like 0/0 or ∞ − ∞) in {context}"),
             loc,
         )
@@ -600,7 +601,7 @@ pub fn not_finite<'db>(loc: Loc<'db>, nan: bool, text: &str, context: &str) -> D
         .help("rewrite the expression so that it has a value: no 0/0, no infinite figures")
     } else {
         Diag::error(
-            "deploy::eval::overflow",
+            Code::EvalOverflow,
             format!(
                 "{shown} overflows in {context}: its size is beyond {:e}",
                 crate::units::MAX_MAGNITUDE
@@ -674,7 +675,7 @@ fn check_range<'db>(
             };
             return Err(Box::new(
                 Diag::error(
-                    "deploy::field::type",
+                    Code::FieldType,
                     format!("`{}` must be {what}", spec.name),
                     loc,
                 )
@@ -686,7 +687,7 @@ fn check_range<'db>(
     spec.valid.check_number(value).map_err(|range| {
         Box::new(
             Diag::error(
-                "deploy::field::out_of_range",
+                Code::FieldOutOfRange,
                 format!("`{}` must be {range}, but is {}", spec.name, shown()),
                 loc,
             )
@@ -715,7 +716,7 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
         _ => "`hf = \"THUDM/GLM-4-9B-0414\"` (`org/name`)",
     };
     Diag::error(
-        "deploy::field::invalid_id",
+        Code::FieldInvalidId,
         format!(
             "`{}` is not {}: {problem}",
             spec.name,
@@ -763,7 +764,7 @@ pub fn lookup<'db>(
     };
     Err(Box::new(
         Diag::error(
-            "deploy::name::unknown",
+            Code::NameUnknown,
             format!("unknown {} `{name}`", kind.keyword()),
             Loc::Decl(owner, span),
         )
@@ -799,7 +800,7 @@ fn artifact_size<'db>(
         .ok_or_else(|| {
             Box::new(
                 Diag::error(
-                    "deploy::unit::expected",
+                    Code::UnitExpected,
                     "expected a byte count",
                     Loc::Decl(owner, field.value.span),
                 )
@@ -822,7 +823,7 @@ fn check_rule<'db>(
         if !entry.owners.contains_key(required) {
             diags.push(
                 Diag::error(
-                    "deploy::field::missing",
+                    Code::FieldMissing,
                     format!("rule `{}` has no `{required}`", decl.name.name),
                     Loc::Decl(key, decl.name.span),
                 )
@@ -853,7 +854,7 @@ fn check_rule<'db>(
                 }
                 _ => checker.diags.push(
                     Diag::new(
-                        "deploy::field::type",
+                        Code::FieldType,
                         Severity::Error,
                         format!("`{name}` expects a message string"),
                         Loc::Decl(key, expr.span),
