@@ -5,6 +5,7 @@
 mod common;
 
 use common::{deployfit, json, stdout};
+use deployfit_compiler::diagnostics::codes::Code;
 
 /// `"figures": { ... }` of each deployment in the JSON report, as `"[figures]"`.
 fn redact_json_figures(text: &str) -> String {
@@ -91,10 +92,13 @@ fn every_fixture_reports_its_code() {
 
 #[test]
 fn every_documented_code_has_a_fixture() {
-    for (code, _) in deployfit_compiler::diagnostics::codes::CODES {
-        let stem = code.trim_start_matches("deploy::").replace("::", ".");
+    for code in Code::ALL {
+        let stem = code
+            .as_str()
+            .trim_start_matches("deploy::")
+            .replace("::", ".");
         let path = common::root().join(format!("tests/fixtures/diagnostics/{stem}.deploy"));
-        if stem == "syntax.limit" {
+        if *code == Code::SyntaxLimit {
             // Reaching pest's call limit takes megabytes of input; tests/robustness.rs
             // generates it instead of keeping a fixture.
             continue;
@@ -115,11 +119,20 @@ fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// The `"deploy::AREA::NAME"` string literals of a source (or stdlib) file outside its
-/// test module;
-/// an interpolated part (`deploy::rule::{name}`) reads as `NAME`.
-fn emitted_codes(text: &str) -> Vec<String> {
+/// A source (or stdlib) file's text before its test module, without its comment lines.
+fn scanned(text: &str) -> String {
     let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `"deploy::AREA::NAME"` string literals of a source (or stdlib) file outside its
+/// test module and comments; an interpolated part (`deploy::rule::{name}`) reads as
+/// `NAME`.
+fn emitted_codes(text: &str) -> Vec<String> {
+    let text = scanned(text);
     let mut out = Vec::new();
     for (at, _) in text.match_indices("\"deploy::") {
         let rest = &text[at + 1..];
@@ -141,31 +154,81 @@ fn emitted_codes(text: &str) -> Vec<String> {
     out
 }
 
+/// The codes a Rust source names as `Code::Variant` outside its test module and
+/// comments (a variant is spelled as its `Debug` form).
+fn named_codes(text: &str) -> Vec<Code> {
+    let text = scanned(text);
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("Code::") {
+        // `Code::X`, not `ErrorCode::X`.
+        if text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &text[at + "Code::".len()..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if let Some(code) = Code::ALL
+            .iter()
+            .find(|code| format!("{code:?}") == rest[..end])
+        {
+            out.push(*code);
+        }
+    }
+    out
+}
+
+/// The Rust sources of the compiler, the server and the binary.
+fn sources() -> Vec<std::path::PathBuf> {
+    let root = common::root();
+    let mut files = Vec::new();
+    for dir in ["compiler/src", "lsp/src", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files
+}
+
 #[test]
 fn every_emitted_code_is_listed_documented_and_has_a_fixture() {
     assert_eq!(
         emitted_codes(
             "Diag::error(\"deploy::x::y\", m, at); format!(\"deploy::rule::{name}\");\n\
+             // a comment naming \"deploy::c::d\"\n\
              #[cfg(test)] mod tests { const C: &str = \"deploy::test::code\"; }"
         ),
         ["deploy::x::y", "deploy::rule::NAME"]
     );
+    assert_eq!(
+        named_codes(
+            "Diag::error(Code::NameUnknown, m, at); Code::NameUnknownFunction; Code::Nope\n\
+             ErrorCode::FieldUnknown;\n\
+             /// Code::FieldType\n\
+             #[cfg(test)] mod tests { const C: Code = Code::FieldMissing; }"
+        ),
+        [Code::NameUnknown, Code::NameUnknownFunction]
+    );
     let root = common::root();
-    let listed: Vec<&str> = deployfit_compiler::diagnostics::codes::CODES
-        .iter()
-        .map(|(code, _)| *code)
-        .collect();
     let docs = std::fs::read_to_string(root.join("docs/language.md")).unwrap();
-    let mut files = Vec::new();
-    for dir in ["compiler/src", "lsp/src", "src"] {
-        rust_files(&root.join(dir), &mut files);
+    let codes_rs = root.join("compiler/src/diagnostics/codes.rs");
+    // (code, where it is emitted)
+    let mut emitted = std::collections::BTreeSet::new();
+    for file in sources().iter().filter(|f| **f != codes_rs) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for code in named_codes(&text) {
+            emitted.insert((code.as_str().to_string(), file.display().to_string()));
+        }
+        // Codes made at run time: the rule-code format.
+        for code in emitted_codes(&text) {
+            emitted.insert((code, file.display().to_string()));
+        }
     }
     // The catalog's rules give their codes in `code = "deploy::fit::..."`.
-    files.extend(common::deploy_files("stdlib"));
-    let codes_rs = root.join("compiler/src/diagnostics/codes.rs");
-    let mut emitted = std::collections::BTreeSet::new();
-    for file in files.iter().filter(|f| **f != codes_rs) {
-        let text = std::fs::read_to_string(file).unwrap();
+    for file in common::deploy_files("stdlib") {
+        let text = std::fs::read_to_string(&file).unwrap();
         for code in emitted_codes(&text) {
             emitted.insert((code, file.display().to_string()));
         }
@@ -174,13 +237,13 @@ fn every_emitted_code_is_listed_documented_and_has_a_fixture() {
     assert!(emitted.len() >= 30, "{emitted:?}");
     for (code, file) in &emitted {
         assert!(
-            listed.contains(&code.as_str()),
+            Code::parse(code).is_some(),
             "{code} (in {file}) is not in compiler/src/diagnostics/codes.rs"
         );
     }
-    for code in &listed {
+    for code in Code::ALL {
         assert!(
-            emitted.iter().any(|(c, _)| c == code),
+            emitted.iter().any(|(c, _)| c == code.as_str()),
             "{code} is listed in codes.rs but nothing emits it"
         );
         assert!(
@@ -188,5 +251,33 @@ fn every_emitted_code_is_listed_documented_and_has_a_fixture() {
             "{code} is not documented in docs/language.md's code list"
         );
         // every_documented_code_has_a_fixture checks the fixture of each listed code.
+    }
+}
+
+/// The compiler names its codes by `Code` variants: the only `"deploy::...` string
+/// literal outside codes.rs and test modules is the code of a rule without its own.
+#[test]
+fn code_strings_are_written_only_in_codes_rs() {
+    let root = common::root();
+    let codes_rs = root.join("compiler/src/diagnostics/codes.rs");
+    let mut literals = Vec::new();
+    for file in sources().iter().filter(|f| **f != codes_rs) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for code in emitted_codes(&text) {
+            let file = file.strip_prefix(&root).unwrap().display().to_string();
+            literals.push((file.replace('\\', "/"), code));
+        }
+    }
+    assert_eq!(
+        literals,
+        [(
+            "compiler/src/rules/mod.rs".to_string(),
+            "deploy::rule::NAME".to_string()
+        )]
+    );
+    // codes.rs itself spells every code.
+    let codes_text = std::fs::read_to_string(&codes_rs).unwrap();
+    for code in Code::ALL {
+        assert!(codes_text.contains(&format!("\"{code}\"")), "{code}");
     }
 }

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use deployfit_compiler::diagnostics::Report;
-use deployfit_compiler::diagnostics::codes::CODES;
+use deployfit_compiler::diagnostics::codes::Code;
 use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
 use deployfit_compiler::export::Target;
 use deployfit_compiler::{Diagnostic, Severity, Workspace, fmt};
@@ -1029,7 +1029,7 @@ fn non_finite(value: &str) -> bool {
 }
 
 fn code_is_stable(code: &str) -> bool {
-    if CODES.iter().any(|(known, _)| *known == code) {
+    if Code::parse(code).is_some() {
         return true;
     }
     code.strip_prefix("deploy::rule::").is_some_and(|name| {

@@ -153,7 +153,7 @@ fn pest_call_limit_is_a_diagnostic() {
         parsed
             .errors
             .iter()
-            .any(|e| e.code == "deploy::syntax::limit"),
+            .any(|e| e.code.as_str() == "deploy::syntax::limit"),
         "{:?}",
         parsed.errors.first()
     );

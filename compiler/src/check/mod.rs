@@ -6,6 +6,7 @@
 
 use crate::candidate::{Mode, run};
 use crate::db::{Db, DeclKey, SourceFile, decl, decl_keys, line_index, parse};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{DeploymentSummary, Diag, Diagnostic, Loc, finish, resolve_loc};
 use crate::eval;
 use crate::eval::deployment::{Cx, Setup, resolve};
@@ -42,7 +43,7 @@ pub fn file_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     if let Some(at) = file.invalid_utf8_at(db) {
         diags.push(
             Diag::error(
-                "deploy::syntax::invalid_utf8",
+                Code::SyntaxInvalidUtf8,
                 "the file is not valid UTF-8",
                 Loc::File(file, Span::new(at as usize, at as usize + 1)),
             )
@@ -123,7 +124,7 @@ fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db> {
     if decl.extends.is_some() {
         diags.push(
             Diag::error(
-                "deploy::field::type",
+                Code::FieldType,
                 "a deployment cannot `extends` another",
                 Loc::Decl(key, decl.extends.as_ref().map(|e| e.span).unwrap_or_default()),
             )

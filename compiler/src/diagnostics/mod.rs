@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::db::{Db, DeclKey, SourceFile, decl_offset, line_index};
+use crate::diagnostics::codes::Code;
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -60,21 +61,36 @@ pub struct Diag<'db> {
 }
 
 impl<'db> Diag<'db> {
-    pub fn new(code: &str, severity: Severity, message: impl Into<String>, loc: Loc<'db>) -> Self {
+    pub fn new(code: Code, severity: Severity, message: impl Into<String>, loc: Loc<'db>) -> Self {
+        Diag::with_code(code.as_str().to_string(), severity, message.into(), loc)
+    }
+
+    pub fn error(code: Code, message: impl Into<String>, loc: Loc<'db>) -> Self {
+        Diag::new(code, Severity::Error, message, loc)
+    }
+
+    /// A diagnostic of a rule, whose code is a string made at run time: the rule's
+    /// `code` field, or `deploy::rule::NAME`.
+    pub fn rule(
+        code: String,
+        severity: Severity,
+        message: impl Into<String>,
+        loc: Loc<'db>,
+    ) -> Self {
+        Diag::with_code(code, severity, message.into(), loc)
+    }
+
+    fn with_code(code: String, severity: Severity, message: String, loc: Loc<'db>) -> Self {
         Diag {
-            code: code.to_string(),
+            code,
             severity,
-            message: message.into(),
+            message,
             loc,
             label: String::new(),
             labels: Vec::new(),
             help: None,
             suggestions: Vec::new(),
         }
-    }
-
-    pub fn error(code: &str, message: impl Into<String>, loc: Loc<'db>) -> Self {
-        Diag::new(code, Severity::Error, message, loc)
     }
 
     pub fn label(mut self, text: impl Into<String>) -> Self {

@@ -11,6 +11,7 @@ use super::figures::Figures;
 use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc};
 use crate::external;
 use crate::names::Scope;
@@ -186,7 +187,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 {
                     diags.push(
                         Diag::error(
-                            "deploy::field::type",
+                            Code::FieldType,
                             format!("`{}` must be a positive whole number", spec.name),
                             Loc::Decl(key, field.value.span),
                         )
@@ -202,7 +203,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 {
                     diags.push(
                         Diag::error(
-                            "deploy::field::type",
+                            Code::FieldType,
                             format!("`{}` must be between 0% and 100%", spec.name),
                             Loc::Decl(key, field.value.span),
                         )
@@ -240,7 +241,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         if let (Some(incomplete), Some(field)) = (model.text("incomplete"), decl.field("model")) {
             diags.push(
                 Diag::new(
-                    "deploy::model::incomplete",
+                    Code::ModelIncomplete,
                     crate::diagnostics::Severity::Warning,
                     format!(
                         "the model's source does not determine everything: {incomplete}"
@@ -275,7 +276,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             };
             diags.push(
                 Diag::error(
-                    "deploy::field::missing",
+                    Code::FieldMissing,
                     format!("deployment `{}` has no `{required}`", decl.name.name),
                     Loc::Decl(key, decl.name.span),
                 )
@@ -327,7 +328,7 @@ fn unknown_model<'db>(
         .get(&external::decl_name(text, importer))
     {
         return Diag::error(
-            "deploy::model::unreadable",
+            Code::ModelUnreadable,
             format!("cannot read a model from \"{text}\": {problem}"),
             loc,
         )
@@ -343,7 +344,7 @@ fn unknown_model<'db>(
         }
     });
     Diag::error(
-        "deploy::name::unknown",
+        Code::NameUnknown,
         format!(
             "no catalog or registry model has the name, Hugging Face id or Ollama tag \"{text}\""
         ),

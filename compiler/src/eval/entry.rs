@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::schema::{FieldSpec, FieldTy, Valid, field_spec, quote_list, schema};
 use super::{Checker, EvalError, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::names::{Scope, closest};
 use crate::syntax::ast::{Block, Decl, DeclKind, Entry as AstEntry, Expr, ExprKind, Field};
@@ -159,7 +160,7 @@ fn ancestors<'db>(
                     };
                     diags.push(
                         Diag::error(
-                            "deploy::name::unknown",
+                            Code::NameUnknown,
                             format!("unknown {} `{}`", kind.keyword(), parent.name),
                             Loc::Decl(key, parent.span),
                         )
@@ -175,7 +176,7 @@ fn ancestors<'db>(
                     if current == key || next == key {
                         diags.push(
                             Diag::error(
-                                "deploy::name::extends_cycle",
+                                Code::NameExtendsCycle,
                                 format!("`{}` extends itself through a cycle", key.name(db)),
                                 Loc::Decl(key, parent.span),
                             )
@@ -239,7 +240,7 @@ fn from_problem<'db>(
         .unwrap_or_default();
     if key.kind(db) != DeclKind::Model {
         return Diag::error(
-            "deploy::syntax::unexpected",
+            Code::SyntaxUnexpected,
             format!(
                 "`from` reads a model; a {} cannot be read from a file",
                 key.kind(db).keyword()
@@ -256,7 +257,7 @@ fn from_problem<'db>(
     let name = crate::external::decl_name(&text, key.file(db).path(db));
     if let Some(problem) = db.project().external(db).get(&name) {
         return Diag::error(
-            "deploy::model::unreadable",
+            Code::ModelUnreadable,
             format!("cannot read a model from \"{text}\": {problem}"),
             loc,
         )
@@ -281,7 +282,7 @@ fn from_problem<'db>(
     if let Some((model, _)) = alias {
         let model = model.to_string();
         return Diag::error(
-            "deploy::name::unknown",
+            Code::NameUnknown,
             format!("\"{text}\" is the catalog model `{model}`, not a file or registry model"),
             loc,
         )
@@ -293,7 +294,7 @@ fn from_problem<'db>(
     }
     let closest = deployfit_registry::closest(&text);
     Diag::error(
-        "deploy::name::unknown",
+        Code::NameUnknown,
         format!("no registry model or model file is named \"{text}\""),
         loc,
     )
@@ -419,7 +420,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::unknown",
+                    Code::FieldUnknown,
                     format!("a {} cannot have `require`", kind.keyword()),
                     Loc::Decl(key, require.span),
                 )
@@ -437,7 +438,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::duplicate",
+                    Code::FieldDuplicate,
                     "a deployment has one objective; this second `minimize`/`maximize` would be ignored",
                     Loc::Decl(key, objective.span),
                 )
@@ -450,7 +451,7 @@ pub fn check_block_fields<'db>(
         {
             diags.push(
                 Diag::error(
-                    "deploy::field::unknown",
+                    Code::FieldUnknown,
                     format!("a {} cannot have `minimize`/`maximize`", kind.keyword()),
                     Loc::Decl(key, objective.span),
                 )
@@ -485,7 +486,7 @@ fn check_entries<'db>(
                 };
                 diags.push(
                     Diag::error(
-                        "deploy::field::unknown",
+                        Code::FieldUnknown,
                         format!("a {what} has no field `{}`", name.name),
                         Loc::Decl(key, name.span),
                     )
@@ -502,7 +503,7 @@ fn check_entries<'db>(
                 };
                 diags.push(
                     Diag::error(
-                        "deploy::field::type",
+                        Code::FieldType,
                         format!("`{}` expects {}", spec.name, spec.ty.describe()),
                         Loc::Decl(key, name.span),
                     )
@@ -515,7 +516,7 @@ fn check_entries<'db>(
         if let Some(first) = seen.get(name.name.as_str()) {
             diags.push(
                 Diag::error(
-                    "deploy::field::duplicate",
+                    Code::FieldDuplicate,
                     format!("`{}` is given twice", name.name),
                     Loc::Decl(key, name.span),
                 )
@@ -540,7 +541,7 @@ pub fn const_field<'db>(
     let wrong = |found: &str| {
         Box::new(
             Diag::error(
-                "deploy::field::type",
+                Code::FieldType,
                 format!(
                     "`{}` expects {}, found {found}",
                     spec.name,
@@ -559,7 +560,7 @@ pub fn const_field<'db>(
     if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
         return Err(Box::new(
             Diag::error(
-                "deploy::field::type",
+                Code::FieldType,
                 "holes (`?`, `one_of`) are only allowed in deployments",
                 loc,
             )
@@ -578,7 +579,7 @@ pub fn const_field<'db>(
                 Err(EvalError::DivisionByZero(span)) => {
                     return Err(Box::new(
                         Diag::error(
-                            "deploy::eval::division_by_zero",
+                            Code::EvalDivisionByZero,
                             "division by zero",
                             Loc::Decl(owner, span),
                         )
@@ -623,7 +624,7 @@ pub fn const_field<'db>(
                     });
                 return Err(Box::new(
                     Diag::error(
-                        "deploy::unit::expected",
+                        Code::UnitExpected,
                         format!("expected {}, found {found}", expected.describe()),
                         loc,
                     )
@@ -659,7 +660,7 @@ pub fn const_field<'db>(
                 };
                 Err(Box::new(
                     Diag::error(
-                        "deploy::name::unknown",
+                        Code::NameUnknown,
                         format!("`{name}` is not one of {}", quote_list(words)),
                         loc,
                     )
@@ -685,7 +686,7 @@ pub fn const_field<'db>(
                         _ => {
                             return Err(Box::new(
                                 Diag::error(
-                                    "deploy::field::type",
+                                    Code::FieldType,
                                     format!("`{}` lists {} names", spec.name, kind.keyword()),
                                     Loc::Decl(owner, item.span),
                                 )
@@ -710,7 +711,7 @@ pub fn not_finite<'db>(loc: Loc<'db>, nan: bool, text: &str, context: &str) -> D
     let shown = shorten(text);
     if nan {
         Diag::error(
-            "deploy::eval::overflow",
+            Code::EvalOverflow,
             format!("{shown} is not a number (undefined, like 0/0 or ∞ − ∞) in {context}"),
             loc,
         )
@@ -718,7 +719,7 @@ pub fn not_finite<'db>(loc: Loc<'db>, nan: bool, text: &str, context: &str) -> D
         .help("rewrite the expression so that it has a value: no 0/0, no infinite figures")
     } else {
         Diag::error(
-            "deploy::eval::overflow",
+            Code::EvalOverflow,
             format!(
                 "{shown} overflows in {context}: its size is beyond {:e}",
                 crate::units::MAX_MAGNITUDE
@@ -792,7 +793,7 @@ fn check_range<'db>(
             };
             return Err(Box::new(
                 Diag::error(
-                    "deploy::field::type",
+                    Code::FieldType,
                     format!("`{}` must be {what}", spec.name),
                     loc,
                 )
@@ -804,7 +805,7 @@ fn check_range<'db>(
     spec.valid.check_number(value).map_err(|range| {
         Box::new(
             Diag::error(
-                "deploy::field::out_of_range",
+                Code::FieldOutOfRange,
                 format!("`{}` must be {range}, but is {}", spec.name, shown()),
                 loc,
             )
@@ -833,7 +834,7 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
         _ => "`hf = \"THUDM/GLM-4-9B-0414\"` (`org/name`)",
     };
     Diag::error(
-        "deploy::field::invalid_id",
+        Code::FieldInvalidId,
         format!(
             "`{}` is not {}: {problem}",
             spec.name,
@@ -881,7 +882,7 @@ pub fn lookup<'db>(
     };
     Err(Box::new(
         Diag::error(
-            "deploy::name::unknown",
+            Code::NameUnknown,
             format!("unknown {} `{name}`", kind.keyword()),
             Loc::Decl(owner, span),
         )
@@ -917,7 +918,7 @@ fn artifact_size<'db>(
         .ok_or_else(|| {
             Box::new(
                 Diag::error(
-                    "deploy::unit::expected",
+                    Code::UnitExpected,
                     "expected a byte count",
                     Loc::Decl(owner, field.value.span),
                 )
@@ -940,7 +941,7 @@ fn check_rule<'db>(
         if !entry.owners.contains_key(required) {
             diags.push(
                 Diag::error(
-                    "deploy::field::missing",
+                    Code::FieldMissing,
                     format!("rule `{}` has no `{required}`", decl.name.name),
                     Loc::Decl(key, decl.name.span),
                 )
@@ -971,7 +972,7 @@ fn check_rule<'db>(
                 }
                 _ => checker.diags.push(
                     Diag::new(
-                        "deploy::field::type",
+                        Code::FieldType,
                         Severity::Error,
                         format!("`{name}` expects a message string"),
                         Loc::Decl(key, expr.span),

@@ -10,6 +10,7 @@ pub mod speed;
 pub mod value;
 
 use crate::db::DeclKey;
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc};
 use crate::names::{Scope, closest};
 use crate::span::Span;
@@ -100,7 +101,7 @@ impl<'db> Checker<'_, 'db> {
             Some(Ty::Bool) => true,
             Some(other) => {
                 let diag = Diag::error(
-                    "deploy::type::not_bool",
+                    Code::TypeNotBool,
                     format!(
                         "a condition must be true or false, but this is {}",
                         other.describe()
@@ -142,7 +143,7 @@ impl<'db> Checker<'_, 'db> {
         };
         self.diags.push(
             Diag::error(
-                "deploy::name::unknown",
+                Code::NameUnknown,
                 format!("unknown name `{name}`: not a property or field of a deployment"),
                 self.loc(span),
             )
@@ -167,7 +168,7 @@ impl<'db> Checker<'_, 'db> {
             ExprKind::Hole | ExprKind::OneOf(_) => {
                 self.diags.push(
                     Diag::error(
-                        "deploy::type::mismatch",
+                        Code::TypeMismatch,
                         "a hole (`?`, `one_of`) can only be the value of a field",
                         self.loc(expr.span),
                     )
@@ -230,7 +231,7 @@ impl<'db> Checker<'_, 'db> {
                         };
                         self.diags.push(
                             Diag::error(
-                                "deploy::field::unknown",
+                                Code::FieldUnknown,
                                 format!("{} has no field `{}`", ty.describe(), field.name),
                                 self.loc(field.span),
                             )
@@ -255,7 +256,7 @@ impl<'db> Checker<'_, 'db> {
                     };
                     self.diags.push(
                         Diag::error(
-                            "deploy::name::unknown_function",
+                            Code::NameUnknownFunction,
                             format!("there is no function `{}`", name.name),
                             self.loc(name.span),
                         )
@@ -320,7 +321,7 @@ impl<'db> Checker<'_, 'db> {
 
     fn mismatch(&mut self, span: Span, message: String) {
         self.diags.push(
-            Diag::error("deploy::type::mismatch", message, self.loc(span))
+            Diag::error(Code::TypeMismatch, message, self.loc(span))
                 .label("here")
                 .help("see docs/language.md for what each operator accepts"),
         );
@@ -360,7 +361,7 @@ impl<'db> Checker<'_, 'db> {
             )
         };
         self.diags.push(
-            Diag::error("deploy::unit::mismatch", message, self.loc(span))
+            Diag::error(Code::UnitMismatch, message, self.loc(span))
                 .label(format!("{} here", right.describe()))
                 .with_label(self.loc(lhs.span), left.describe())
                 .help(help.unwrap_or_else(|| {
@@ -496,7 +497,7 @@ impl<'db> Checker<'_, 'db> {
             };
             self.diags.push(
                 Diag::error(
-                    "deploy::name::unknown",
+                    Code::NameUnknown,
                     format!("unknown name `{name}`: expected {what}"),
                     self.loc(span),
                 )

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::db::{self, Db, DeclKey, SourceFile};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::span::Span;
 use crate::syntax::ast::{Decl, DeclKind};
@@ -168,7 +169,7 @@ pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Di
         Chain::Depth(d) if d <= MAX_EXTENDS_DEPTH => None,
         Chain::Depth(d) if d == MAX_EXTENDS_DEPTH + 1 => Some(Some(
             Diag::error(
-                "deploy::name::extends_too_deep",
+                Code::NameExtendsTooDeep,
                 format!(
                     "`{}` is {d} `extends` links from the entry its chain starts at; the limit is {MAX_EXTENDS_DEPTH}",
                     key.name(db)
@@ -183,7 +184,7 @@ pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Di
         Chain::Depth(_) => Some(None),
         Chain::Cycle(length) if length > MAX_EXTENDS_DEPTH => Some(Some(
             Diag::error(
-                "deploy::name::extends_cycle",
+                Code::NameExtendsCycle,
                 format!("`{}` extends itself through a cycle", key.name(db)),
                 Loc::Decl(key, span()),
             )
@@ -241,7 +242,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                     let name = second.name(db);
                     diags.push(
                         Diag::error(
-                            "deploy::name::duplicate",
+                            Code::NameDuplicate,
                             format!(
                                 "`{kind} {name}` is defined both in `{}` and in `{}`",
                                 first.file(db).path(db).display(),
@@ -267,7 +268,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
         if first.file(db).is_stdlib(db) {
             diags.push(
                 Diag::error(
-                    "deploy::name::redefines_stdlib",
+                    Code::NameRedefinesStdlib,
                     format!("`{kind} {name}` is already defined in the stdlib"),
                     name_loc(*second),
                 )
@@ -280,7 +281,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
         } else {
             diags.push(
                 Diag::error(
-                    "deploy::name::duplicate",
+                    Code::NameDuplicate,
                     format!("`{kind} {name}` is defined twice"),
                     name_loc(*second),
                 )
@@ -297,7 +298,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
         match import.file {
             None if !crate::files::is_deploy_path(&import.path) => diags.push(
                 Diag::error(
-                    "deploy::name::import_not_deploy",
+                    Code::NameImportNotDeploy,
                     format!(
                         "`{}` is not a `.deploy` file; only `.deploy` files are imported",
                         import.path.display()
@@ -316,7 +317,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                     .unwrap_or_default();
                 diags.push(
                     Diag::error(
-                        "deploy::name::import_missing",
+                        Code::NameImportMissing,
                         format!("cannot read `{}`{reason}", import.path.display()),
                         loc,
                     )
@@ -337,7 +338,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
                         )
                     };
                     diags.push(
-                        Diag::new("deploy::name::import_cycle", Severity::Error, message, loc)
+                        Diag::new(Code::NameImportCycle, Severity::Error, message, loc)
                             .label("cycle starts here")
                             .help(
                                 "move the shared declarations into a third file that both import",

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::db::{Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::deployment::{Cx, DeploymentEnv};
 use crate::eval::entry::{find_expr, not_finite};
@@ -92,7 +93,7 @@ fn objective_is_quantity(checker: &mut Checker<'_, '_>, expr: &Expr) {
     {
         checker.diags.push(
             Diag::error(
-                "deploy::type::mismatch",
+                Code::TypeMismatch,
                 "an objective must be a quantity to minimize or maximize",
                 Loc::Decl(checker.anchor, expr.span),
             )
@@ -259,7 +260,7 @@ fn eval_problem<'db>(
             };
             Some(
                 Diag::error(
-                    "deploy::eval::missing_fact",
+                    Code::EvalMissingFact,
                     format!("cannot check {what}: {missing}"),
                     at,
                 )
@@ -269,7 +270,7 @@ fn eval_problem<'db>(
         }
         EvalError::DivisionByZero(span) => Some(
             Diag::error(
-                "deploy::eval::division_by_zero",
+                Code::EvalDivisionByZero,
                 format!("{what} divides by zero"),
                 Loc::Decl(key, span),
             )
@@ -334,25 +335,27 @@ fn rejected_inputs<'db>(
                     && written.start <= s.start && s.end <= written.end)
             })
         });
-        let code = cause.map_or("deploy::field::type", |d| d.code.as_str());
         let at = decl.field(field).map_or(decl.name.span, |f| f.span);
-        out.push(
-            Diag::error(
-                code,
-                format!(
-                    "`{name}` has an invalid `{figure}`, so this deployment is not evaluated{}",
-                    cause
-                        .map(|d| format!(" ({})", d.message))
-                        .unwrap_or_default()
-                ),
-                Loc::Decl(key, at),
-            )
-            .label(format!("uses `{name}`"))
-            .help(format!(
-                "fix `{figure}` in `{name}` (or the entry it extends), or choose another {}",
-                kind.keyword()
-            )),
-        );
+        let mut diag = Diag::error(
+            Code::FieldType,
+            format!(
+                "`{name}` has an invalid `{figure}`, so this deployment is not evaluated{}",
+                cause
+                    .map(|d| format!(" ({})", d.message))
+                    .unwrap_or_default()
+            ),
+            Loc::Decl(key, at),
+        )
+        .label(format!("uses `{name}`"))
+        .help(format!(
+            "fix `{figure}` in `{name}` (or the entry it extends), or choose another {}",
+            kind.keyword()
+        ));
+        // The code of the error on the field, when there is one.
+        if let Some(cause) = cause {
+            diag.code = cause.code.clone();
+        }
+        out.push(diag);
     }
     out
 }
@@ -397,7 +400,7 @@ fn figures_not_finite<'db>(
     let labels = field_labels(key, decl, env, &deps.iter().collect::<Vec<_>>());
     let fields: Vec<String> = labels.iter().map(|(_, _, n)| format!("`{n}`")).collect();
     let mut diag = Diag::error(
-        "deploy::eval::overflow",
+        Code::EvalOverflow,
         format!("the estimated {figures} {list} {what}: {they}"),
         Loc::Decl(key, decl.name.span),
     )
@@ -462,7 +465,7 @@ fn check_require<'db>(
                     fields.join(", ")
                 )
             };
-            let mut diag = Diag::error("deploy::require::failed", message, at)
+            let mut diag = Diag::error(Code::RequireFailed, message, at)
                 .label("this does not hold")
                 .help(help);
             diag.labels = labels
@@ -552,7 +555,7 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
                     reported_missing = true;
                     diags.push(
                         Diag::new(
-                            "deploy::eval::missing_fact",
+                            Code::EvalMissingFact,
                             Severity::Warning,
                             format!("some rules cannot be checked: {missing}"),
                             at,
@@ -590,7 +593,7 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
                 let zero = find_expr(when, span).map(crate::fmt::expression);
                 diags.push(
                     Diag::error(
-                        "deploy::eval::division_by_zero",
+                        Code::EvalDivisionByZero,
                         format!(
                             "rule `{name}` divides by zero{}",
                             zero.map(|z| format!(": `{z}` is zero")).unwrap_or_default()
@@ -630,7 +633,7 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
         let help = render("help").unwrap_or_else(|| {
             format!("fix the deployment, or add `allow = [{name}]` to it if this is intended")
         });
-        let mut diag = Diag::new(&code, severity, message, at)
+        let mut diag = Diag::rule(code, severity, message, at)
             .label(format!("rule `{name}`"))
             .help(help);
         diag.labels = field_labels(key, decl, env, &[when])

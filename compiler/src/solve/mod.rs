@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::candidate::{Mode, run};
 use crate::db::{self, Db, DeclKey};
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::Value;
 use crate::eval::deployment::{Cx, Resolved, resolve};
@@ -69,7 +70,7 @@ fn hole_values<'db>(
     let spec = field_spec(DeclKind::Deployment, name).ok_or_else(|| {
         Box::new(
             Diag::error(
-                "deploy::solve::unsupported",
+                Code::SolveUnsupported,
                 format!("`{name}` cannot be left open: it is not a deployment field"),
                 Loc::Decl(key, field.value.span),
             )
@@ -122,7 +123,7 @@ fn hole_values<'db>(
                 .collect()),
             _ => Err(Box::new(
                 Diag::new(
-                    "deploy::solve::unsupported",
+                    Code::SolveUnsupported,
                     Severity::Error,
                     format!("`{name} = ?` has no catalog to search"),
                     Loc::Decl(key, field.value.span),
@@ -167,7 +168,7 @@ fn too_many_candidates<'db>(
         None => format!("narrow the holes until at most {MAX_CANDIDATES} candidates remain"),
     };
     Diag::error(
-        "deploy::solve::too_many_candidates",
+        Code::SolveTooManyCandidates,
         format!(
             "{count} candidates ({}); the limit is {MAX_CANDIDATES}",
             factors.join(" × ")
@@ -476,7 +477,7 @@ pub(crate) fn solve<'db>(
         };
         diags.push(
             Diag::error(
-                "deploy::solve::no_solution",
+                Code::SolveNoSolution,
                 format!(
                     "none of the {} candidates satisfies every require and error-level rule",
                     solution.candidates
@@ -513,7 +514,7 @@ pub(crate) fn solve<'db>(
         };
         diags.push(
             Diag::new(
-                "deploy::solve::chosen",
+                Code::SolveChosen,
                 Severity::Info,
                 format!(
                     "solved: {name} = {value} ({figures}); of {} candidates it {direction} `{}` and meets every require",

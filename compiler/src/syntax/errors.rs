@@ -4,6 +4,7 @@ use pest::error::{ErrorVariant, InputLocation};
 
 use super::parsed::{Rule, SyntaxError};
 use super::split::{self, comment_start};
+use crate::diagnostics::codes::Code;
 use crate::span::Span;
 
 /// What a rule looks like to a user; `None` hides the rule from the message.
@@ -154,7 +155,7 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
     if let Some(span) = non_ascii_word(text, pos) {
         let word = &text[span.start as usize..span.end as usize];
         return SyntaxError {
-            code: "deploy::syntax::unexpected",
+            code: Code::SyntaxUnexpected,
             message: format!(
                 "`{word}` is not a name: names are ASCII letters, digits and `_`"
             ),
@@ -177,7 +178,7 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
         }
         ErrorVariant::CustomError { message } => {
             return SyntaxError {
-                code: "deploy::syntax::limit",
+                code: Code::SyntaxLimit,
                 message: format!("the parser gave up here: {message}"),
                 span: Span::new(pos, pos + found_len),
                 label: "here".into(),
@@ -193,7 +194,7 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
     if wanted.contains(&"a closing `\"`") && text[pos..].starts_with('\\') {
         let escape: String = text[pos..].chars().take(2).collect();
         return SyntaxError {
-            code: "deploy::syntax::unexpected",
+            code: Code::SyntaxUnexpected,
             message: format!("unknown escape `{escape}` in a string"),
             span: Span::new(pos, pos + escape.len()),
             label: "unknown escape".into(),
@@ -202,7 +203,7 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
     }
     if wanted.contains(&"a closing `\"`") {
         return SyntaxError {
-            code: "deploy::syntax::unterminated_string",
+            code: Code::SyntaxUnterminatedString,
             message: "this string is not closed before the end of the line".into(),
             span: Span::new(pos, pos + found_len),
             label: "string ends here".into(),
@@ -219,7 +220,7 @@ pub(super) fn convert(error: pest::error::Error<Rule>, text: &str, base: usize) 
         .unwrap_or_default();
     let help = help_for(&wanted, &found);
     SyntaxError {
-        code: "deploy::syntax::unexpected",
+        code: Code::SyntaxUnexpected,
         message: format!("expected {expected}{after}, found {found}"),
         span: Span::new(pos, pos + found_len),
         label: format!("expected {expected}"),
@@ -249,7 +250,7 @@ fn help_for(wanted: &[&str], found: &str) -> String {
 
 pub(super) fn too_deep(at: usize) -> SyntaxError {
     SyntaxError {
-        code: "deploy::syntax::too_deep",
+        code: Code::SyntaxTooDeep,
         message: format!(
             "brackets nest more than {} levels deep here",
             split::MAX_DEPTH

@@ -10,6 +10,7 @@ use super::ast::*;
 use super::parsed::{DeployParser, Parsed, PlacedDecl, Rule, SyntaxError};
 use super::split::comment_start;
 use super::{errors, split};
+use crate::diagnostics::codes::Code;
 use crate::span::Span;
 use crate::units;
 
@@ -279,7 +280,7 @@ impl Lower<'_> {
             .count();
         if operators > MAX_OPERATORS {
             self.errors.push(SyntaxError {
-                code: "deploy::syntax::too_long",
+                code: Code::SyntaxTooLong,
                 message: format!(
                     "this expression has {operators} operators; the limit is {MAX_OPERATORS}"
                 ),

@@ -1,6 +1,7 @@
 //! What parsing produces: declarations placed at their offsets, imports, and syntax
 //! errors; and the pest parser they come from.
 
+use crate::diagnostics::codes::Code;
 use crate::span::Span;
 
 use super::ast::{Decl, Import, Item};
@@ -12,7 +13,7 @@ pub(crate) struct DeployParser;
 /// A syntax problem: always an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyntaxError {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     pub span: Span,
     pub label: String,

@@ -7,7 +7,7 @@ use serde_sarif::sarif::{
     ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
 };
 
-use crate::diagnostics::codes::CODES;
+use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Location as Place, Report, Severity};
 
 /// A file path as a SARIF `uri`: a relative reference, or a `file://` URI for an
@@ -63,10 +63,8 @@ pub fn render(report: &Report<'_>) -> String {
     let mut rules: BTreeMap<String, ReportingDescriptor> = BTreeMap::new();
     let mut results = Vec::new();
     for diag in report.diagnostics {
-        let summary = CODES
-            .iter()
-            .find(|(code, _)| *code == diag.code)
-            .map(|(_, text)| text.to_string())
+        let summary = Code::parse(&diag.code)
+            .map(|code| code.summary().to_string())
             .unwrap_or_else(|| format!("rule {}", diag.code));
         rules.entry(diag.code.clone()).or_insert_with(|| {
             ReportingDescriptor::builder()
