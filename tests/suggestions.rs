@@ -118,3 +118,54 @@ fn quick_fixes_are_the_json_suggestions() {
     }
     session.finish();
 }
+
+/// A rule's `fix { FIELD = EXPR }` is a structured suggestion: inserted when the
+/// deployment lacks the field, replacing its value otherwise; applying it silences the
+/// rule. A fix naming something that is not a deployment field is an error in the rule.
+#[test]
+fn a_rule_fix_is_an_edit_that_resolves_the_rule() {
+    let dir = scratch("suggestions_rule_fix");
+    let text = "// règle — ünï\nrule one_sequence {\n    level   = warn\n    when    = seqs > 1\n    message = \"{seqs} sequences\"\n    fix {\n        seqs = 1\n    }\n}\n\nrule short_context {\n    level   = info\n    when    = context > 8k\n    message = \"long\"\n    fix {\n        context = 8k\n    }\n}\n\nrule broken_fix {\n    level   = info\n    when    = fits\n    message = \"x\"\n    fix {\n        colour = 1\n    }\n}\n\ndeployment d {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_3090\n    seqs  = 4\n    allow = [broken_fix]\n}\n\ndeployment e {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_3090\n    allow = [broken_fix]\n}\n";
+    std::fs::write(dir.join("r.deploy"), text).unwrap();
+    let report = json(&deployfit_in(
+        &dir,
+        &["check", "--format", "json", "r.deploy"],
+    ));
+    let codes = common::codes(&report);
+    assert!(
+        codes.contains(&"deploy::field::unknown".to_string()),
+        "{report}"
+    );
+    let fixes = suggestions_of(&report);
+    let set = fixes
+        .iter()
+        .find(|(title, ..)| title == "Set `seqs = 1`")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(&text[set.1..set.2], "4");
+    // `e` has no `context`: the fix inserts one at the top of its block.
+    let insert = fixes
+        .iter()
+        .find(|(title, start, ..)| {
+            title == "Set `context = 8k`" && *start > text.find("deployment e").unwrap()
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(insert.1, insert.2);
+    assert_eq!(&text[insert.1 - 1..insert.1], "{");
+    assert_eq!(insert.3, "\n    context = 8k");
+    // Applying it: the rule no longer fires.
+    let mut fixed = text.to_string();
+    fixed.replace_range(set.1..set.2, &set.3);
+    std::fs::write(dir.join("r.deploy"), &fixed).unwrap();
+    let after = json(&deployfit_in(
+        &dir,
+        &["check", "--format", "json", "r.deploy"],
+    ));
+    assert!(
+        !after["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "deploy::rule::one_sequence"),
+        "{after}"
+    );
+}

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::schema::{FieldSpec, FieldTy, Valid, field_spec, quote_list, schema};
-use super::{Checker, EvalError, Value, eval_const};
+use super::{Checker, EvalError, Ty, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -364,6 +364,25 @@ pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
                         local.push(*diag)
                     }
                 },
+            }
+        }
+        // A rule's `fix { FIELD = EXPR }`: expressions over the deployment, kept unevaluated
+        // as `fix.FIELD`; a nearer declaration's block replaces the whole block.
+        if kind == DeclKind::Rule
+            && let Some(fix) = decl.nested("fix")
+        {
+            entry.exprs.retain(|name, _| !name.starts_with("fix."));
+            entry.owners.insert("fix".to_string(), owner);
+            for field in fix.body.entries.iter().filter_map(|e| match e {
+                AstEntry::Field(f) => Some(f),
+                _ => None,
+            }) {
+                entry
+                    .exprs
+                    .insert(format!("fix.{}", field.name.name), field.value.clone());
+                entry
+                    .owners
+                    .insert(format!("fix.{}", field.name.name), owner);
             }
         }
         if let Some(files) = decl.nested("files") {
@@ -965,6 +984,39 @@ fn check_rule<'db>(
         };
         if name == "when" {
             checker.condition(expr);
+        } else if let Some(field) = name.strip_prefix("fix.") {
+            // A fix sets a deployment field to a value of the field's type.
+            match field_spec(DeclKind::Deployment, field) {
+                Some(spec) if spec.ty != FieldTy::Block => {
+                    let want = Ty::of_field(spec.ty);
+                    // A bare count is accepted where tokens are expected (`8k`).
+                    let fits_field = |ty: Ty| {
+                        ty == want || (want == Ty::Q(Dim::TOKENS) && ty == Ty::Q(Dim::NONE))
+                    };
+                    if let Some(ty) = checker.expr(expr)
+                        && !fits_field(ty)
+                    {
+                        checker.diags.push(
+                            Diag::error(
+                                Code::TypeMismatch,
+                                format!("`fix` sets `{field}`, but this is {}", ty_words(ty)),
+                                Loc::Decl(key, expr.span),
+                            )
+                            .label(format!("not a value for `{field}`"))
+                            .help(format!("write `{field} = ` a value of the field's type (docs/language.md, `deployment`)")),
+                        );
+                    }
+                }
+                _ => checker.diags.push(
+                    Diag::error(
+                        Code::FieldUnknown,
+                        format!("`fix` sets `{field}`, which is not a deployment field"),
+                        Loc::Decl(key, expr.span),
+                    )
+                    .label("not a deployment field")
+                    .help("a fix sets deployment fields: `context`, `quant`, `gpu`, `count`, `seqs`, …"),
+                ),
+            }
         } else {
             match &expr.kind {
                 ExprKind::Str(lit) => {
@@ -1006,4 +1058,17 @@ pub fn catalog_entry<'db>(
                 .unwrap_or_default();
             format!("unknown {} `{name}`{hint}", kind.keyword())
         })
+}
+
+/// A static type in words, for messages.
+fn ty_words(ty: Ty) -> String {
+    match ty {
+        Ty::Q(dim) => dim.describe(),
+        Ty::Bool => "true/false".into(),
+        Ty::Str => "a string".into(),
+        Ty::Ref(kind) => kind.describe().into(),
+        Ty::Symbol(_) => "a word".into(),
+        Ty::List => "a list".into(),
+        Ty::Workload => "the workload block".into(),
+    }
 }

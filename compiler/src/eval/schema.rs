@@ -573,6 +573,11 @@ const RULE: &[FieldSpec] = &[
     f("message", FieldTy::Message, "what the diagnostic says"),
     f("help", FieldTy::Message, "the fix the diagnostic suggests"),
     f("code", FieldTy::Str, "stable diagnostic code").valid(Valid::DiagCode),
+    f(
+        "fix",
+        FieldTy::Block,
+        "deployment fields the quick fix sets: `fix { context = comfortable_context }`",
+    ),
 ];
 
 const DEPLOYMENT: &[FieldSpec] = &[

@@ -794,81 +794,24 @@ pub struct Fix {
     pub edits: Vec<(Span, String)>,
 }
 
-/// `field = value` pairs a help names as fixes: "`gpu = rtx_3090`", "context = 9k fits".
-fn suggested_assignments(help: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for piece in help.split([';', '`', ',']) {
-        let piece = piece
-            .trim()
-            .trim_start_matches("or ")
-            .trim_start_matches("pin it with ");
-        let Some((field, rest)) = piece.split_once(" = ") else {
-            continue;
-        };
-        let field = field.trim();
-        let value = rest
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .trim_end_matches(['.', ')']);
-        if !field.is_empty()
-            && field.chars().all(is_ident)
-            && !value.is_empty()
-            && field_spec(DeclKind::Deployment, field).is_some()
-        {
-            out.push((field.to_string(), value.to_string()));
-        }
-    }
-    out.dedup();
-    out
-}
-
 /// The quick fixes for the diagnostics that overlap `span`: their structured suggestions
-/// (the "did you mean" replacements), and setting the fields the helps name (a context that fits, the solver's choice).
+/// ("did you mean" replacements, a rule's `fix { ... }`, the solver's choice), never text
+/// recovered from a help.
 pub fn code_actions(db: &dyn Db, file: SourceFile, span: Span) -> Vec<Fix> {
-    let text = file.text(db);
-    let mut fixes = Vec::new();
+    let mut fixes: Vec<Fix> = Vec::new();
     for diag in crate::check::diagnostics(db, file) {
         let at = diag.location.span;
         if at.end < span.start || at.start > span.end {
             continue;
         }
-        if !diag.suggestions.is_empty() {
-            fixes.extend(diag.suggestions.iter().map(|suggestion| Fix {
+        for suggestion in &diag.suggestions {
+            if fixes.iter().any(|f| f.title == suggestion.title) {
+                continue;
+            }
+            fixes.push(Fix {
                 title: suggestion.title.clone(),
                 edits: vec![(suggestion.location.span, suggestion.replacement.clone())],
-            }));
-            continue;
-        }
-        let Some(help) = &diag.help else {
-            continue;
-        };
-        // Set a field of the deployment the diagnostic is in.
-        let Some((DeclKind::Deployment, Some(key))) = enclosing_kind(db, file, at.start as usize)
-        else {
-            continue;
-        };
-        let Some(decl) = db::decl(db, key) else {
-            continue;
-        };
-        let base = db::decl_offset(db, key);
-        for (field, value) in suggested_assignments(help) {
-            let edit = match decl.field(&field) {
-                Some(existing) => (existing.value.span.shift(base), value.clone()),
-                None => {
-                    let brace = decl.body.span.shift(base).start as usize;
-                    let insert = Span::new(brace + 1, brace + 1);
-                    let _ = text;
-                    (insert, format!("\n    {field} = {value}"))
-                }
-            };
-            let title = format!("Set `{field} = {value}`");
-            if !fixes.iter().any(|f: &Fix| f.title == title) {
-                fixes.push(Fix {
-                    title,
-                    edits: vec![edit],
-                });
-            }
+            });
         }
     }
     fixes

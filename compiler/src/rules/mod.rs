@@ -640,6 +640,70 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
             .into_iter()
             .map(|(loc, text, _)| (loc, text))
             .collect();
+        if env.messages {
+            diag.suggestions = fixes(key, decl, env, entry);
+        }
         diags.push(diag);
+    }
+}
+
+/// A rule's `fix { FIELD = EXPR }` as structured suggestions on the deployment: each
+/// field set to its value, written as source (`context = 32k`), replacing the field's
+/// value or inserted at the top of the block. A value that is not valid for the field
+/// (a context of 0 tokens) is not offered.
+fn fixes<'db>(
+    key: DeclKey<'db>,
+    decl: &Decl,
+    env: &DeploymentEnv<'_, 'db>,
+    rule: &crate::eval::Entry<'db>,
+) -> Vec<(String, Loc<'db>, String)> {
+    let mut out = Vec::new();
+    for (name, expr) in &rule.exprs {
+        let Some(field) = name.strip_prefix("fix.") else {
+            continue;
+        };
+        let Some(spec) = field_spec(DeclKind::Deployment, field) else {
+            continue;
+        };
+        let Some(text) = eval(env, expr).ok().and_then(|v| source_text(&v, spec)) else {
+            continue;
+        };
+        let title = format!("Set `{field} = {text}`");
+        match decl.field(field) {
+            Some(existing) => out.push((title, Loc::Decl(key, existing.value.span), text)),
+            None => {
+                let at = decl.body.span.start as usize + 1;
+                out.push((
+                    title,
+                    Loc::Decl(key, crate::span::Span::new(at, at)),
+                    format!("\n    {field} = {text}"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A value as a field would be written, when it is valid for the field: whole token
+/// counts as `32k` or `40960`, counts as integers, entries by name.
+fn source_text(value: &Value, spec: &crate::eval::schema::FieldSpec) -> Option<String> {
+    use crate::eval::schema::FieldTy;
+    match (value, spec.ty) {
+        (Value::Q(q), FieldTy::Q(_) | FieldTy::Number) => {
+            let v = q.value();
+            if !(v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v <= u32::MAX as f64) {
+                return None;
+            }
+            let n = v as u64;
+            Some(
+                if spec.ty == FieldTy::Q(crate::units::Dim::TOKENS) && n.is_multiple_of(1024) {
+                    format!("{}k", n / 1024)
+                } else {
+                    n.to_string()
+                },
+            )
+        }
+        (Value::Ref(kind, name), FieldTy::Ref(want)) if *kind == want => Some(name.clone()),
+        _ => None,
     }
 }

@@ -512,8 +512,7 @@ pub(crate) fn solve<'db>(
         let Some(value) = best.assignment.get(name) else {
             continue;
         };
-        diags.push(
-            Diag::new(
+        let mut chosen = Diag::new(
                 Code::SolveChosen,
                 Severity::Info,
                 format!(
@@ -525,8 +524,17 @@ pub(crate) fn solve<'db>(
             .label(format!("{name} = {value}"))
             .help(format!(
                 "pin it with `{name} = {value}`; `deployfit solve` lists the runners-up and the cheaper candidates that failed"
-            )),
-        );
+            ));
+        // Pinning is a structured fix: the hole replaced by the value, written as source
+        // (a value printed with digit grouping is not offered).
+        if !value.contains([',', ' ']) {
+            chosen.suggestions.push((
+                format!("Pin `{name} = {value}`"),
+                Loc::Decl(key, hole.value.span),
+                value.clone(),
+            ));
+        }
+        diags.push(chosen);
     }
     let mut choice = BTreeMap::new();
     for hole in decl
