@@ -517,3 +517,39 @@ deployment b {
     let check = deployfit_in(&dir, &["fmt", "--check", "f.deploy"]);
     assert_eq!(check.status.code(), Some(0), "{once}");
 }
+
+/// A registry MLA row has no latent sizes: the weights are still given, the KV cache
+/// (and what needs it) says what is missing, and a warning says how to supply it.
+#[test]
+fn an_incomplete_registry_model_still_gives_its_weights() {
+    let dir = scratch("models_incomplete");
+    write(
+        &dir,
+        "k.deploy",
+        "deployment kimi {\n    model = \"moonshotai/Kimi-K2-Instruct\"\n    quant = fp8\n    gpu   = h200_sxm\n    count = 8\n}\n",
+    );
+    let report = check_json(&dir, "k.deploy");
+    let codes = codes(&report);
+    assert!(
+        codes.contains(&"deploy::model::incomplete".to_string()),
+        "{report}"
+    );
+    let figures = figures(&report, "kimi");
+    assert!(
+        figures["weights_memory"].as_str().unwrap().ends_with("GiB"),
+        "{report}"
+    );
+    assert!(figures.get("kv_memory").is_none(), "{report}");
+    let warning = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::model::incomplete")
+        .unwrap();
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("kv_lora_rank")
+    );
+}

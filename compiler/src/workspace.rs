@@ -31,11 +31,37 @@ struct ExternalModels {
     resolved: BTreeMap<String, Option<Result<crate::external::ExternalModel, String>>>,
 }
 
+/// Whether a text may name a model by a string: `model = "…"`, `model = one_of [...]`
+/// or `model NAME from "…"` (a superset: comments and strings are not told apart).
+fn may_name_model_strings(text: &str) -> bool {
+    text.match_indices("model").any(|(at, _)| {
+        let rest = text[at + "model".len()..].trim_start_matches([' ', '\t']);
+        if let Some(value) = rest.strip_prefix('=') {
+            let value = value.trim_start_matches([' ', '\t']);
+            return value.starts_with('"') || value.starts_with("one_of");
+        }
+        // `model NAME from`
+        let name_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        name_end > 0
+            && rest[name_end..]
+                .trim_start_matches([' ', '\t'])
+                .starts_with("from")
+    })
+}
+
 /// The model strings a file names: a deployment's `model = "…"` and the strings of a
 /// `model = one_of [...]`, and `model NAME from "…"`. Bounded by the file's size.
 fn model_strings(db: &Database, file: SourceFile) -> BTreeSet<String> {
     use crate::syntax::ast::{DeclKind, ExprKind};
     let mut out = BTreeSet::new();
+    // Most files name catalog models by their names: a scan of the text spares them a
+    // parse here (a parse now, in a revision of its own, would be verified again when
+    // the file is checked after more files are loaded).
+    if !may_name_model_strings(file.text(db)) {
+        return out;
+    }
     for placed in &db::parse(db, file).decls {
         // `model NAME from "…"`.
         if placed.decl.kind == DeclKind::Model
@@ -150,7 +176,11 @@ impl Workspace {
     fn sync_models(&mut self, file: SourceFile) {
         let path = file.path(&self.db).clone();
         let strings = model_strings(&self.db, file);
-        if self.models.by_file.get(&path) == Some(&strings) {
+        let unchanged = match self.models.by_file.get(&path) {
+            Some(known) => *known == strings,
+            None => strings.is_empty(),
+        };
+        if unchanged {
             return;
         }
         if strings.is_empty() {
@@ -190,14 +220,10 @@ impl Workspace {
             if self.models.resolved.contains_key(name) {
                 continue;
             }
-            let in_catalog = {
-                let scope = crate::names::scope(&self.db, generated);
-                crate::eval::entry::catalog_model(&self.db, scope, text)
-                    .is_some_and(|key| key.file(&self.db) != generated)
-            };
-            let resolved = if in_catalog {
-                None
-            } else if external::is_path(text) {
+            // Not asked of the catalog here: a query now, between loads, would be
+            // verified again at check time. The catalog still wins where the model is
+            // looked up (`model_by_alias`); a declaration nothing uses costs nothing.
+            let resolved = if external::is_path(text) {
                 Some(external::from_artifact(text, importer))
             } else {
                 external::from_registry(text, importer)

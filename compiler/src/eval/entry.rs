@@ -999,7 +999,7 @@ fn check_rule<'db>(
                         checker.diags.push(
                             Diag::error(
                                 Code::TypeMismatch,
-                                format!("`fix` sets `{field}`, but this is {}", ty_words(ty)),
+                                format!("`fix` sets `{field}`, but this is {}", ty.describe()),
                                 Loc::Decl(key, expr.span),
                             )
                             .label(format!("not a value for `{field}`"))
@@ -1058,17 +1058,4 @@ pub fn catalog_entry<'db>(
                 .unwrap_or_default();
             format!("unknown {} `{name}`{hint}", kind.keyword())
         })
-}
-
-/// A static type in words, for messages.
-fn ty_words(ty: Ty) -> String {
-    match ty {
-        Ty::Q(dim) => dim.describe(),
-        Ty::Bool => "true/false".into(),
-        Ty::Str => "a string".into(),
-        Ty::Ref(kind) => kind.describe().into(),
-        Ty::Symbol(_) => "a word".into(),
-        Ty::List => "a list".into(),
-        Ty::Workload => "the workload block".into(),
-    }
 }

@@ -177,22 +177,29 @@ impl Memory {
     }
 }
 
-fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
+/// The weights in bytes, and whether they come from the model's files table: the size
+/// listed for the quant (or for the entry it `extends`, the same format), else
+/// `params × bpw / 8`.
+fn weights(inputs: &Inputs<'_, '_>) -> Result<(f64, bool), EvalError> {
     let model = inputs.model;
-    let name = inputs.model_name;
-    // The size listed for the quant, or for the entry it `extends` (the same format).
     let file = std::iter::once(inputs.quant_name)
         .chain(inputs.quant.ancestor_names.iter().map(String::as_str))
         .find_map(|quant| model.files.get(quant))
         .filter(|_| !inputs.theoretical_weights);
-    let weights = match file {
-        Some(bytes) => *bytes as f64,
+    Ok(match file {
+        Some(bytes) => (*bytes as f64, true),
         None => {
-            let params = need(model, name, "params")?;
+            let params = need(model, inputs.model_name, "params")?;
             let bpw = need(inputs.quant, inputs.quant_name, "bpw")?;
-            (params * bpw / 8.0).round()
+            ((params * bpw / 8.0).round(), false)
         }
-    };
+    })
+}
+
+fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
+    let model = inputs.model;
+    let name = inputs.model_name;
+    let (weights, from_files) = weights(inputs)?;
     let layers = need(model, name, "layers")?;
     let heads = model.number("heads");
     let kv_bytes = need(inputs.kv, "kv_cache", "bytes")?;
@@ -282,7 +289,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     });
     Ok(Memory {
         weights,
-        from_files: file.is_some(),
+        from_files,
         kv_global: per_layer * (layers - local_layers),
         kv_local: per_layer * local_layers,
         window,
@@ -354,7 +361,15 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     }
     let mem = match memory(inputs) {
         Ok(mem) => mem,
-        Err(error) => return unavailable(error),
+        Err(error) => {
+            // The weights may be determined when the rest is not (an MLA model without
+            // its latent sizes): they are given, the figures that need the rest are not.
+            let mut estimate = unavailable(error);
+            if let Ok((weights, _)) = weights(inputs) {
+                estimate.figures.weights_memory = Ok(weights);
+            }
+            return estimate;
+        }
     };
     let per_gpu = mem.per_gpu(context, seqs, count);
     let kv = mem.kv_total(context, seqs);

@@ -48,7 +48,8 @@ impl Ty {
         }
     }
 
-    fn describe(self) -> String {
+    /// The type in words, for messages (`bytes`, `true/false`, `a string`).
+    pub(crate) fn describe(self) -> String {
         match self {
             Ty::Q(dim) => dim.describe(),
             Ty::Bool => "true/false".into(),
