@@ -125,6 +125,10 @@ fn pasted_ids_and_tags_resolve_with_bf16_weights_twice_the_parameters() {
     assert_eq!(glm["weights_bytes"], 6_166_574_944_i64);
     // A quantized re-upload names its format.
     assert_eq!(explanation(&explained, "awq")["quant"], "awq_int4");
+    // Labels on a materialized model do not show its generated name.
+    let human = stdout(&deployfit_in(&dir, &["check", "pasted.deploy"]));
+    assert!(human.contains("weights 4.53 GiB"), "{human}");
+    assert!(!human.contains("hub_"), "{human}");
 }
 
 #[test]

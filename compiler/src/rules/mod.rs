@@ -156,6 +156,16 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
         .map(Value::display)
         .unwrap_or_default();
     match field {
+        // A model materialized from the registry or a file has a generated name; the
+        // text the user wrote is right under the label.
+        "model"
+            if env.scope.lookup(DeclKind::Model, &value).is_some_and(|key| {
+                key.file(env.db).path(env.db)
+                    == std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
+            }) =>
+        {
+            format!("weights {}", prop("weights_memory"))
+        }
         "model" => format!("{value}: weights {}", prop("weights_memory")),
         "quant" => match entry_field(DeclKind::Quant, "quant", "bpw") {
             Some(bpw) => format!("{bpw} bits per weight"),
