@@ -159,10 +159,13 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
         // A model materialized from the registry or a file has a generated name; the
         // text the user wrote is right under the label.
         "model"
-            if env.scope.lookup(DeclKind::Model, &value).is_some_and(|key| {
-                key.file(env.db).path(env.db)
-                    == std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
-            }) =>
+            if env
+                .scope
+                .lookup(DeclKind::Model, &value)
+                .is_some_and(|key| {
+                    key.file(env.db).path(env.db)
+                        == std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
+                }) =>
         {
             format!("weights {}", prop("weights_memory"))
         }
