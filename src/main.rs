@@ -167,6 +167,12 @@ enum Command {
         #[arg(long, value_enum)]
         engine: ExportEngine,
     },
+    /// Detect this machine's GPUs (nvidia-smi, rocm-smi, system_profiler) and host memory,
+    /// each GPU mapped to a catalog entry.
+    Hardware {
+        #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+        format: TableFormat,
+    },
     /// Run the language server over standard input and output.
     Lsp,
     /// Format .deploy files in place (or only check that they are formatted).
@@ -321,6 +327,7 @@ fn main() -> ExitCode {
         },
         Command::Model { id, format } => model_card(&id, format),
         Command::Import { path, name } => import(&path, name.as_deref()),
+        Command::Hardware { format } => hardware(format),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -704,4 +711,15 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
         }
     }
     Ok(code)
+}
+
+/// `deployfit hardware`: exit 0 whatever the machine has, a GPU or none.
+fn hardware(format: TableFormat) -> Result<u8, String> {
+    let mut workspace = Workspace::new();
+    let report = workspace.hardware(&deployfit_compiler::hardware::SystemProbe);
+    match format {
+        TableFormat::Json => print_json(&report)?,
+        TableFormat::Table => print!("{}", render::terminal_text(&tables::hardware(&report))),
+    }
+    Ok(0)
 }

@@ -345,3 +345,49 @@ pub fn model_card(card: &ModelCard) -> String {
     );
     out
 }
+
+/// `deployfit hardware`: one line per GPU, then the host memory and the notes.
+pub fn hardware(report: &deployfit_compiler::hardware::HardwareReport) -> String {
+    let bytes = |b: Option<u64>| gib(b.map(i128::from));
+    let mut out = String::new();
+    if report.gpus.is_empty() {
+        out.push_str("No GPU found.\n");
+    } else {
+        let rows: Vec<Vec<String>> = report
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                vec![
+                    i.to_string(),
+                    g.name.clone(),
+                    bytes(g.memory_bytes),
+                    g.source.clone(),
+                    g.catalog.clone().unwrap_or_else(|| "—".into()),
+                    g.matched_by
+                        .clone()
+                        .unwrap_or_else(|| "not in the catalog".into()),
+                ]
+            })
+            .collect();
+        out.push_str(&grid(
+            &["#", "gpu", "memory", "source", "catalog", "matched by"],
+            &rows,
+            &[1, 3, 4, 5],
+        ));
+    }
+    out.push('\n');
+    let unified = if report.unified_memory {
+        " (unified with the GPU)"
+    } else {
+        ""
+    };
+    out.push_str(&format!(
+        "host memory: {}{unified}\n",
+        bytes(report.host_memory_bytes)
+    ));
+    for note in &report.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}

@@ -16,6 +16,7 @@ pub mod export;
 pub mod external;
 pub mod files;
 pub mod fmt;
+pub mod hardware;
 pub mod ide;
 pub mod matrix;
 pub mod names;

@@ -474,4 +474,37 @@ impl Workspace {
             .find(|f| f.path(&self.db) == path)
             .map(|f| Arc::from(f.text(&self.db).as_str()))
     }
+
+    /// The catalog's GPUs (stdlib), with what matching a detected GPU needs.
+    pub fn catalog_gpus(&mut self) -> Vec<crate::hardware::CatalogGpu> {
+        let file = self.catalog_file();
+        let scope = crate::names::scope(&self.db, file);
+        scope
+            .names(crate::syntax::ast::DeclKind::Gpu)
+            .map(|(name, key)| {
+                let entry = crate::eval::entry_of(&self.db, key);
+                crate::hardware::CatalogGpu {
+                    entry: name.to_string(),
+                    name: entry.text("name").map(str::to_string),
+                    // Whole bytes: `memory = 268.6 GiB` is not a whole number of bytes.
+                    memory_bytes: entry
+                        .number("memory")
+                        .filter(|m| m.is_finite() && *m > 0.0 && *m < u64::MAX as f64)
+                        .map(|m| m.round() as u64),
+                    vendor: entry.symbol("vendor").map(str::to_string),
+                }
+            })
+            .collect()
+    }
+
+    /// The GPUs `probe` finds on this machine, each mapped to a catalog entry, and the
+    /// host memory (`deployfit hardware`).
+    pub fn hardware(
+        &mut self,
+        probe: &dyn crate::hardware::Probe,
+    ) -> crate::hardware::HardwareReport {
+        let detection = crate::hardware::detect(probe);
+        let catalog = self.catalog_gpus();
+        crate::hardware::report(detection, &catalog)
+    }
 }
