@@ -109,6 +109,9 @@ enum Command {
         kv: String,
         #[arg(long, value_enum, default_value_t = Sort::Speed)]
         sort: Sort,
+        /// Only the GPUs of this machine (`deployfit hardware`).
+        #[arg(long)]
+        here: bool,
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
@@ -136,6 +139,9 @@ enum Command {
         /// With `--gpu`: the engine.
         #[arg(long, default_value = "llamacpp")]
         engine: String,
+        /// What runs on this machine's GPU (`deployfit hardware`), as with `--gpu`.
+        #[arg(long, conflicts_with_all = ["gpu", "gpu_positional"])]
+        here: bool,
         #[arg(long, value_enum, default_value_t = TableFormat::Table)]
         format: TableFormat,
     },
@@ -293,6 +299,7 @@ fn main() -> ExitCode {
             engine,
             kv,
             sort,
+            here,
             format,
         } => gpus(
             deployfit_compiler::query::GpusRequest {
@@ -310,6 +317,7 @@ fn main() -> ExitCode {
                 },
             },
             &context,
+            here,
             format,
         ),
         Command::Models {
@@ -320,9 +328,11 @@ fn main() -> ExitCode {
             limit,
             context,
             engine,
+            here,
             format,
         } => match gpu.or(gpu_positional) {
             Some(gpu) => models(&gpu, &context, &engine, format),
+            None if here => models_here(&context, &engine, format),
             None => list_models(search.as_deref(), family.as_deref(), limit, format),
         },
         Command::Model { id, format } => model_card(&id, format),
@@ -532,6 +542,7 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
 fn gpus(
     mut request: deployfit_compiler::query::GpusRequest,
     context: &str,
+    here: bool,
     format: TableFormat,
 ) -> Result<u8, String> {
     request.context = parse_context(context)?;
@@ -539,7 +550,18 @@ fn gpus(
         return Err("--seqs must be at least 1".into());
     }
     let mut workspace = Workspace::new();
-    let report = workspace.gpus(&request)?;
+    let report = if here {
+        let (report, hardware) =
+            workspace.gpus_here(&request, &deployfit_compiler::hardware::SystemProbe)?;
+        if report.rows.is_empty() && format == TableFormat::Table {
+            // Nothing of this machine is in the catalog: say what was found instead.
+            print!("{}", render::terminal_text(&tables::hardware(&hardware)));
+            return Ok(0);
+        }
+        report
+    } else {
+        workspace.gpus(&request)?
+    };
     match format {
         TableFormat::Json => print_json(&report)?,
         TableFormat::Table => print!("{}", render::terminal_text(&tables::gpus(&report))),
@@ -554,6 +576,48 @@ fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result
     match format {
         TableFormat::Json => print_json(&fits)?,
         TableFormat::Table => print!("{}", render::terminal_text(&tables::models(gpu, &fits))),
+    }
+    Ok(0)
+}
+
+/// `models --here`: what runs on each kind of GPU this machine has; with none, what
+/// `deployfit hardware` found (exit 0).
+fn models_here(context: &str, engine: &str, format: TableFormat) -> Result<u8, String> {
+    let context = parse_context(context)?;
+    let mut workspace = Workspace::new();
+    let hardware = workspace.hardware(&deployfit_compiler::hardware::SystemProbe);
+    let mut kinds: Vec<String> = hardware
+        .gpus
+        .iter()
+        .filter_map(|g| g.catalog.clone())
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let mut answers = Vec::new();
+    for gpu in &kinds {
+        answers.push((gpu.clone(), workspace.models(gpu, context, engine)?));
+    }
+    match format {
+        TableFormat::Json => {
+            let object: serde_json::Map<String, serde_json::Value> = answers
+                .iter()
+                .map(|(gpu, fits)| {
+                    Ok((
+                        gpu.clone(),
+                        serde_json::to_value(fits).map_err(|e| e.to_string())?,
+                    ))
+                })
+                .collect::<Result<_, String>>()?;
+            print_json(&serde_json::json!({ "gpus": object, "hardware": hardware }))?
+        }
+        TableFormat::Table if answers.is_empty() => {
+            print!("{}", render::terminal_text(&tables::hardware(&hardware)))
+        }
+        TableFormat::Table => {
+            for (gpu, fits) in &answers {
+                print!("{}", render::terminal_text(&tables::models(gpu, fits)));
+            }
+        }
     }
     Ok(0)
 }

@@ -489,3 +489,91 @@ fn the_binary_reports_this_machine_and_exits_0() {
         assert!(text.starts_with("#"), "{text}");
     }
 }
+
+/// `gpus MODEL --here`: the report keeps this machine's GPUs only, summed up again.
+#[test]
+fn gpus_here_keeps_the_machines_gpus() {
+    let request = deployfit_compiler::query::GpusRequest {
+        model: "qwen3_8b".into(),
+        quant: None,
+        min_quant: None,
+        context: 8192,
+        seqs: 1,
+        engine: "llamacpp".into(),
+        kv_cache: "fp16".into(),
+        sort: deployfit_compiler::query::SortBy::Speed,
+    };
+    let probe = RecordedProbe {
+        nvidia_smi: Some(fixture("nvidia-smi-2x4090.csv")),
+        ..RecordedProbe::default()
+    };
+    let (report, hardware) = Workspace::new().gpus_here(&request, &probe).unwrap();
+    assert_eq!(hardware.gpus.len(), 2);
+    let gpus: Vec<&str> = report.rows.iter().map(|r| r.gpu.as_str()).collect();
+    assert_eq!(gpus, vec!["rtx_4090"]);
+    assert_eq!(report.total, 1);
+    assert_eq!(report.runs_on, 1);
+    assert_eq!(report.fastest.as_deref(), Some("rtx_4090"));
+    // No GPU: no rows.
+    let (report, _) = Workspace::new()
+        .gpus_here(&request, &RecordedProbe::default())
+        .unwrap();
+    assert!(report.rows.is_empty());
+    assert_eq!((report.total, report.runs_on), (0, 0));
+}
+
+/// Through the binary, whatever this machine has: exit 0, and every row is one of the
+/// catalog entries `deployfit hardware` maps this machine's GPUs to.
+#[test]
+fn the_binary_answers_gpus_here() {
+    let hardware = common::json(&common::deployfit(&["hardware", "--format", "json"]));
+    let here: Vec<&str> = hardware["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["catalog"].as_str())
+        .collect();
+    let output = common::deployfit(&["gpus", "qwen3_8b", "--here", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report = common::json(&output);
+    for row in report["rows"].as_array().unwrap() {
+        assert!(here.contains(&row["gpu"].as_str().unwrap()), "{row}");
+    }
+    let table = common::deployfit(&["gpus", "qwen3_8b", "--here"]);
+    assert_eq!(table.status.code(), Some(0));
+    if here.is_empty() {
+        assert!(
+            common::stdout(&table).starts_with("No GPU found."),
+            "{}",
+            common::stdout(&table)
+        );
+    }
+}
+
+/// `models --here`, whatever this machine has: exit 0, one answer per kind of catalog GPU
+/// found, and the hardware report beside it.
+#[test]
+fn the_binary_answers_models_here() {
+    let output = common::deployfit(&["models", "--here", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let report = common::json(&output);
+    let here: Vec<&str> = report["hardware"]["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["catalog"].as_str())
+        .collect();
+    let answered = report["gpus"].as_object().unwrap();
+    for (gpu, rows) in answered {
+        assert!(here.contains(&gpu.as_str()), "{report}");
+        assert!(rows.as_array().is_some_and(|r| !r.is_empty()), "{report}");
+    }
+    assert_eq!(answered.is_empty(), here.is_empty(), "{report}");
+    assert_eq!(
+        common::deployfit(&["models", "--here", "--gpu", "rtx_4090"])
+            .status
+            .code(),
+        Some(2),
+        "--here and --gpu conflict"
+    );
+}

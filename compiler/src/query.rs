@@ -230,40 +230,58 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
             .then(key(a).total_cmp(&key(b)))
             .then(a.gpu.cmp(&b.gpu))
     });
-    let fitting: Vec<&Fit> = rows.iter().filter(|f| f.fits).collect();
-    let smallest = fitting
-        .iter()
-        .min_by(|a, b| {
-            a.memory_bytes
-                .unwrap_or(i128::MAX)
-                .cmp(&b.memory_bytes.unwrap_or(i128::MAX))
-                .then(a.gpu.cmp(&b.gpu))
-        })
-        .map(|f| f.gpu.clone());
-    let fastest = fitting
-        .iter()
-        .max_by(|a, b| {
-            a.decode_tps
-                .unwrap_or(0.0)
-                .total_cmp(&b.decode_tps.unwrap_or(0.0))
-                .then(b.gpu.cmp(&a.gpu))
-        })
-        .map(|f| f.gpu.clone());
-    let mut speeds: Vec<f64> = fitting.iter().filter_map(|f| f.decode_tps).collect();
-    speeds.sort_by(f64::total_cmp);
-    let median = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
-    Ok(GpusReport {
+    let mut report = GpusReport {
         model: model_name,
         context: request.context,
         seqs: request.seqs,
         engine: request.engine.clone(),
-        runs_on: fitting.len(),
-        total: rows.len(),
+        runs_on: 0,
+        total: 0,
         rows,
-        smallest,
-        fastest,
-        median_decode_tps: median,
-    })
+        smallest: None,
+        fastest: None,
+        median_decode_tps: None,
+    };
+    report.summarize();
+    Ok(report)
+}
+
+impl GpusReport {
+    /// Keeps the rows of the GPUs `keep` accepts (`gpus --here`: this machine's), and
+    /// sums them up again.
+    pub fn restrict(&mut self, keep: impl Fn(&str) -> bool) {
+        self.rows.retain(|row| keep(&row.gpu));
+        self.summarize();
+    }
+
+    /// How many GPUs run the model, of how many; the smallest and the fastest that fit;
+    /// the median speed.
+    fn summarize(&mut self) {
+        let fitting: Vec<&Fit> = self.rows.iter().filter(|f| f.fits).collect();
+        self.smallest = fitting
+            .iter()
+            .min_by(|a, b| {
+                a.memory_bytes
+                    .unwrap_or(i128::MAX)
+                    .cmp(&b.memory_bytes.unwrap_or(i128::MAX))
+                    .then(a.gpu.cmp(&b.gpu))
+            })
+            .map(|f| f.gpu.clone());
+        self.fastest = fitting
+            .iter()
+            .max_by(|a, b| {
+                a.decode_tps
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.decode_tps.unwrap_or(0.0))
+                    .then(b.gpu.cmp(&a.gpu))
+            })
+            .map(|f| f.gpu.clone());
+        let mut speeds: Vec<f64> = fitting.iter().filter_map(|f| f.decode_tps).collect();
+        speeds.sort_by(f64::total_cmp);
+        self.median_decode_tps = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
+        self.runs_on = fitting.len();
+        self.total = self.rows.len();
+    }
 }
 
 /// Every catalog model on one GPU.

@@ -507,4 +507,22 @@ impl Workspace {
         let catalog = self.catalog_gpus();
         crate::hardware::report(detection, &catalog)
     }
+
+    /// `gpus MODEL --here`: the `gpus` report restricted to the catalog entries of the
+    /// GPUs `probe` finds, with the hardware report that says what was found.
+    pub fn gpus_here(
+        &mut self,
+        request: &crate::query::GpusRequest,
+        probe: &dyn crate::hardware::Probe,
+    ) -> Result<(crate::query::GpusReport, crate::hardware::HardwareReport), String> {
+        let hardware = self.hardware(probe);
+        let here: BTreeSet<String> = hardware
+            .gpus
+            .iter()
+            .filter_map(|gpu| gpu.catalog.clone())
+            .collect();
+        let mut report = self.gpus(request)?;
+        report.restrict(|gpu| here.contains(gpu));
+        Ok((report, hardware))
+    }
 }
