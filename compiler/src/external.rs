@@ -80,9 +80,10 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 /// A registry model for a Hugging Face id or Ollama tag, when the registry knows it.
 pub fn from_registry(text: &str, importer: &Path) -> Option<ExternalModel> {
     let resolved = registry::resolve(text)?;
+    let name = decl_name(text, importer);
     Some(ExternalModel {
-        name: decl_name(text, importer),
-        text: registry_declaration(&decl_name(text, importer), text, &resolved),
+        text: registry_declaration(&name, text, &resolved),
+        name,
     })
 }
 
