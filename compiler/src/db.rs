@@ -88,6 +88,10 @@ pub const RESOLVED_MODELS_PATH: &str = "<resolved>/models.deploy";
 /// The stdlib, embedded in the binary.
 pub const STDLIB: &[(&str, &str)] = &[
     (
+        "stdlib/archs.deploy",
+        include_str!("../../stdlib/archs.deploy"),
+    ),
+    (
         "stdlib/gpus.deploy",
         include_str!("../../stdlib/gpus.deploy"),
     ),

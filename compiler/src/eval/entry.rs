@@ -102,6 +102,7 @@ impl Entry<'_> {
 /// Whether a catalog field feeds the estimate: a quantity, number, ratio or word.
 fn is_figure(name: &str) -> bool {
     [
+        DeclKind::Arch,
         DeclKind::Gpu,
         DeclKind::Model,
         DeclKind::Quant,
@@ -889,6 +890,7 @@ pub fn lookup<'db>(
             "no {} is called `{name}`; the catalog's are in stdlib/{}.deploy",
             kind.keyword(),
             match kind {
+                DeclKind::Arch => "archs",
                 DeclKind::Gpu => "gpus",
                 DeclKind::Model => "models",
                 DeclKind::Quant => "quants",

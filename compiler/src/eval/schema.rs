@@ -331,7 +331,23 @@ pub const ATTENTION: &[&str] = &["mha", "gqa", "mla", "hybrid"];
 pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp"];
 pub const LEVELS: &[&str] = &["error", "warn", "info"];
 pub const WINDOW_KV: &[&str] = &["windowed", "full"];
-pub const MEMORY_KINDS: &[&str] = &["hbm", "gddr", "unified"];
+pub const MEMORY_KINDS: &[&str] = &["hbm", "gddr", "ddr", "unified"];
+/// Where a GPU is sold and used: `gpus --segment`, and the "smallest buyable GPU" of
+/// `matrix` and the `does_not_fit` help (mining and embedded parts only when asked).
+pub const SEGMENTS: &[&str] = &[
+    "datacenter",
+    "workstation",
+    "consumer",
+    "laptop",
+    "apple",
+    "mining",
+    "embedded",
+];
+/// Tensor-core element types a format's matrix multiplies need (quants' `tensor`).
+pub const TENSOR_TYPES: &[&str] = &["fp16", "bf16", "fp8", "fp4", "int8"];
+/// What an engine does with weights whose tensor type the GPU lacks (engines' `fallback`).
+pub const FALLBACKS: &[&str] = &["weight_only", "upcast", "none"];
+pub const YES_NO: &[&str] = &["yes", "no"];
 pub const GPU_FAMILIES: &[&str] = &[
     "geforce",
     "workstation",
@@ -346,14 +362,78 @@ pub const DIALECTS: &[&str] = &[
     "tensorrt_llm",
     "llamacpp",
     "ollama",
+    "tgi",
+    "lmdeploy",
+    "mlx",
     "generic",
 ];
 pub const KERNELS: &[&str] = &["serving", "llamacpp"];
 pub const SPLITS: &[&str] = &["tensor", "layers"];
 
+/// Tensor rates are dense multiply-add throughput per clock per SM (NVIDIA), CU (AMD) or
+/// Xe-core (Intel), counting 2 FLOPs per multiply-add; absent means no tensor path.
+const fn rate(name: &'static str, doc: &'static str) -> FieldSpec {
+    f(name, FieldTy::Number, doc).valid(Valid::Positive)
+}
+
+const ARCH: &[FieldSpec] = &[
+    f("name", FieldTy::Str, "display name"),
+    f("vendor", FieldTy::Symbol(VENDORS), "maker"),
+    f(
+        "compute_capability",
+        FieldTy::Number,
+        "CUDA compute capability (`sm_89` is 8.9)",
+    )
+    .valid(Valid::Positive),
+    rate(
+        "fp16_rate",
+        "dense FP16 tensor FLOPs per clock per SM/CU/Xe-core (FP16 accumulate)",
+    ),
+    rate(
+        "bf16_rate",
+        "dense BF16 tensor FLOPs per clock per SM/CU/Xe-core",
+    ),
+    rate(
+        "fp8_rate",
+        "dense FP8 tensor FLOPs per clock per SM/CU/Xe-core",
+    ),
+    rate(
+        "fp4_rate",
+        "dense FP4 tensor FLOPs per clock per SM/CU/Xe-core",
+    ),
+    rate(
+        "int8_rate",
+        "dense INT8 tensor ops per clock per SM/CU/Xe-core",
+    ),
+    f(
+        "weight_only",
+        FieldTy::Symbol(YES_NO),
+        "`yes`: mixed-precision kernels (Marlin, sm_80+) run low-bit weights the tensor cores lack, dequantized to 16 bit",
+    ),
+];
+
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
+    f(
+        "arch",
+        FieldTy::Ref(DeclKind::Arch),
+        "architecture: tensor types it runs natively",
+    ),
+    f(
+        "segment",
+        FieldTy::Symbol(SEGMENTS),
+        "where it is sold and used",
+    ),
+    f("released", FieldTy::Str, "release date (YYYY-MM-DD)"),
+    f("bus", FieldTy::Str, "host bus (`PCIe 4.0 x16`)"),
+    f(
+        "sms",
+        FieldTy::Number,
+        "streaming multiprocessors (NVIDIA), compute units (AMD) or Xe-cores (Intel)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f("boost_clock_mhz", FieldTy::Number, "boost clock in MHz").valid(Valid::Positive),
     f("memory", FieldTy::Q(Dim::BYTES), "memory per GPU").valid(Valid::Positive),
     f("bandwidth", FieldTy::Q(Dim::BANDWIDTH), "memory bandwidth").valid(Valid::Positive),
     f(
@@ -485,6 +565,11 @@ const QUANT: &[FieldSpec] = &[
     f("bpw", FieldTy::Number, "effective bits per weight").valid(Valid::UpTo(64.0)),
     f("kind", FieldTy::Symbol(QUANT_KINDS), "format family"),
     f(
+        "tensor",
+        FieldTy::Symbol(TENSOR_TYPES),
+        "tensor-core type its matrix multiplies need to run natively (absent: any GPU)",
+    ),
+    f(
         "engines",
         FieldTy::RefList(DeclKind::Engine),
         "engines that run it (entry names or engine dialects)",
@@ -565,6 +650,11 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Symbol(SPLITS),
         "how `count > 1` GPUs share a model: `tensor` parallel or by `layers`",
     ),
+    f(
+        "fallback",
+        FieldTy::Symbol(FALLBACKS),
+        "what it does with weights whose tensor type the GPU lacks: `weight_only` kernels, `upcast` to 16 bit, or `none`",
+    ),
 ];
 
 const RULE: &[FieldSpec] = &[
@@ -622,6 +712,7 @@ pub const WORKLOAD: &[FieldSpec] = &[
 
 pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
     match kind {
+        DeclKind::Arch => ARCH,
         DeclKind::Gpu => GPU,
         DeclKind::Model => MODEL,
         DeclKind::Quant => QUANT,
@@ -741,6 +832,7 @@ mod tests {
         );
         // Every numeric field of every kind has a range.
         for kind in [
+            DeclKind::Arch,
             DeclKind::Gpu,
             DeclKind::Model,
             DeclKind::Quant,

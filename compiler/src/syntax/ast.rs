@@ -13,6 +13,7 @@ use crate::units::Quantity;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum DeclKind {
+    Arch,
     Gpu,
     Model,
     Quant,
@@ -23,7 +24,8 @@ pub enum DeclKind {
 }
 
 impl DeclKind {
-    pub const ALL: [DeclKind; 7] = [
+    pub const ALL: [DeclKind; 8] = [
+        DeclKind::Arch,
         DeclKind::Gpu,
         DeclKind::Model,
         DeclKind::Quant,
@@ -35,6 +37,7 @@ impl DeclKind {
 
     pub fn keyword(self) -> &'static str {
         match self {
+            DeclKind::Arch => "arch",
             DeclKind::Gpu => "gpu",
             DeclKind::Model => "model",
             DeclKind::Quant => "quant",
@@ -54,6 +57,7 @@ impl DeclKind {
     /// How the kind reads in a sentence ("a GPU", "a KV-cache dtype").
     pub fn describe(self) -> &'static str {
         match self {
+            DeclKind::Arch => "a GPU architecture",
             DeclKind::Gpu => "a GPU",
             DeclKind::Model => "a model",
             DeclKind::Quant => "a quantization",

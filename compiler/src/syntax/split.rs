@@ -16,7 +16,8 @@ pub struct Chunk {
     pub too_deep_at: Option<usize>,
 }
 
-const STARTERS: [&str; 8] = [
+const STARTERS: [&str; 9] = [
+    "arch",
     "gpu",
     "model",
     "quant",
