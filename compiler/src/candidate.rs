@@ -82,6 +82,7 @@ pub(crate) fn run<'db>(
         engine_name: &engine,
         gpu: entry(DeclKind::Gpu, &gpu),
         gpu_name: &gpu,
+        arch: eval::support::arch_of(db, scope, entry(DeclKind::Gpu, &gpu)),
         context,
         seqs: number("seqs", 1),
         count: number("count", 1),
@@ -109,6 +110,9 @@ pub(crate) fn run<'db>(
     };
     let estimate = estimate::estimate(&inputs);
     let mut figures = estimate.figures;
+    if mode == Mode::Check && inputs.support() != eval::support::Support::Native {
+        figures.quant_support_advice = Ok(support_alternatives(db, scope, &inputs));
+    }
     if mode == Mode::Check && figures.fits == Ok(false) {
         let alternatives = alternatives(db, scope, &inputs);
         if let Ok(advice) = &mut figures.fit_advice
@@ -175,6 +179,89 @@ pub(crate) fn run<'db>(
         breakdown: estimate.breakdown,
         setup,
         objective,
+    }
+}
+
+/// What to run instead of a format the GPU lacks tensor cores for, from the catalog: the
+/// formats with the most bits per weight that the engine runs natively on this GPU and that
+/// fit, and the cheapest priced GPUs that run the format natively and fit.
+fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> String {
+    use eval::support::Support;
+    let mut quants: Vec<(f64, &str)> = scope
+        .names(DeclKind::Quant)
+        .map(|(name, key)| (name, eval::entry_of(db, key)))
+        .filter(|(name, entry)| {
+            *name != inputs.quant_name
+                && entry.runs_on_engine(inputs.engine_name, inputs.engine)
+                && Inputs {
+                    quant: entry,
+                    quant_name: name,
+                    ..*inputs
+                }
+                .support()
+                    == Support::Native
+                && estimate::fits(&Inputs {
+                    quant: entry,
+                    quant_name: name,
+                    ..*inputs
+                }) == Some(true)
+        })
+        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (bpw, name)))
+        .collect();
+    quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let mut gpus: Vec<(f64, &str)> = scope
+        .names(DeclKind::Gpu)
+        .filter(|(name, _)| *name != inputs.gpu_name)
+        .map(|(name, key)| (name, eval::entry_of(db, key)))
+        .filter_map(|(name, entry)| {
+            let price = entry.number("price")?;
+            let variant = Inputs {
+                gpu: entry,
+                gpu_name: name,
+                arch: eval::support::arch_of(db, scope, entry),
+                ..*inputs
+            };
+            (variant.arch.is_some()
+                && variant.support() == Support::Native
+                && estimate::fits(&variant) == Some(true))
+            .then_some((price, name))
+        })
+        .collect();
+    gpus.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
+    let mut out = Vec::new();
+    if !quants.is_empty() {
+        let names: Vec<&str> = quants.iter().take(3).map(|(_, n)| *n).collect();
+        out.push(format!(
+            "quant = {} runs natively on {} with {} and fits",
+            names.join(" or "),
+            inputs.gpu_name,
+            inputs.engine_name
+        ));
+    }
+    if !gpus.is_empty() {
+        let names: Vec<String> = gpus
+            .iter()
+            .take(3)
+            .map(|(price, name)| {
+                format!(
+                    "{name} ({}/GPU)",
+                    crate::units::Quantity::real(*price, crate::units::Dim::HOURLY).display()
+                )
+            })
+            .collect();
+        out.push(format!(
+            "a GPU that runs {} natively: {}",
+            inputs.quant_name,
+            names.join(", ")
+        ));
+    }
+    if out.is_empty() {
+        format!(
+            "choose a weight format that {} runs natively on {}",
+            inputs.engine_name, inputs.gpu_name
+        )
+    } else {
+        out.join("; or ")
     }
 }
 

@@ -130,6 +130,10 @@ codes! {
         "built-in rule (info): the KV cache cannot be split evenly over the GPUs, so parts are replicated";
     FitLowBitQuant = "deploy::fit::low_bit_quant",
         "built-in rule: the weights are packed in fewer than 4 bits";
+    FitQuantUnsupportedOnGpu = "deploy::fit::quant_unsupported_on_gpu",
+        "built-in rule: the GPU has no tensor cores for the weight format and the engine has no fallback";
+    FitQuantNotNative = "deploy::fit::quant_not_native",
+        "built-in rule (warning): the GPU has no tensor cores for the weight format; the engine runs it weight-only or upcast";
     Rule = "deploy::rule::NAME",
         "a user rule named NAME fired (its code unless the rule sets `code`)";
 }

@@ -9,6 +9,7 @@
 use super::entry::Entry;
 use super::figures::Figures;
 use super::speed;
+use super::support::{self, Support};
 use super::value::{EvalError, Value};
 use crate::units::{Dim, Quantity};
 
@@ -23,6 +24,8 @@ pub struct Inputs<'a, 'db> {
     pub engine_name: &'a str,
     pub gpu: &'a Entry<'db>,
     pub gpu_name: &'a str,
+    /// The GPU's architecture entry (its `arch`), which says what runs natively.
+    pub arch: Option<&'a Entry<'db>>,
     pub context: u64,
     pub seqs: u64,
     pub count: u64,
@@ -43,6 +46,11 @@ pub const DEFAULT_PROMPT: f64 = 2048.0;
 pub const TIGHT_ABOVE: f64 = 0.9;
 
 impl<'a, 'db> Inputs<'a, 'db> {
+    /// How the engine runs the weight format on this GPU.
+    pub fn support(&self) -> Support {
+        support::support(self.quant, self.arch, self.engine)
+    }
+
     /// A hypothetical configuration on one GPU, one replica, without a workload: what the
     /// catalog queries (`matrix`, `gpus`, `models`) evaluate. Each entry comes with its name.
     pub fn on_one_gpu(
@@ -64,6 +72,7 @@ impl<'a, 'db> Inputs<'a, 'db> {
             engine_name: engine.1,
             gpu: gpu.0,
             gpu_name: gpu.1,
+            arch: None,
             context,
             seqs,
             count: 1,
@@ -186,11 +195,17 @@ fn weights(inputs: &Inputs<'_, '_>) -> Result<(f64, bool), EvalError> {
         .chain(inputs.quant.ancestor_names.iter().map(String::as_str))
         .find_map(|quant| model.files.get(quant))
         .filter(|_| !inputs.theoretical_weights);
-    Ok(match file {
+    let upcast = inputs.support() == Support::Upcast;
+    Ok(match file.filter(|_| !upcast) {
         Some(bytes) => (*bytes as f64, true),
         None => {
             let params = need(model, inputs.model_name, "params")?;
-            let bpw = need(inputs.quant, inputs.quant_name, "bpw")?;
+            // An engine that upcasts a format it cannot run stores 16-bit weights.
+            let bpw = if upcast {
+                16.0
+            } else {
+                need(inputs.quant, inputs.quant_name, "bpw")?
+            };
             ((params * bpw / 8.0).round(), false)
         }
     })
@@ -339,6 +354,27 @@ pub fn uses_rejected_figures(inputs: &Inputs<'_, '_>) -> bool {
     .any(|entry| entry.rejected_figures().next().is_some())
 }
 
+/// The figures that say how the engine runs the weight format on this GPU. The advice is
+/// generic here; a deployment's check adds the catalog's alternatives.
+fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
+    let mode = inputs.support();
+    figures.quant_support = Ok(mode.describe().to_string());
+    figures.quant_runs_on_gpu = Ok(mode != Support::Unsupported);
+    figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast));
+    figures.quant_support_note = Ok(support::note(
+        inputs.quant,
+        inputs.quant_name,
+        inputs.arch,
+        inputs.engine_name,
+        inputs.engine,
+        inputs.gpu_name,
+    ));
+    figures.quant_support_advice = Ok(format!(
+        "choose a weight format that {} runs natively, or a GPU with tensor cores for {}",
+        inputs.gpu_name, inputs.quant_name
+    ));
+}
+
 /// Computes every figure; a figure that cannot be computed says what is missing.
 pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let context = inputs.context as f64;
@@ -350,6 +386,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let unavailable = |why: EvalError| {
         let mut figures = Figures::unavailable(&why);
         figures.quant_runs_on_engine = Ok(engines_ok);
+        support_figures(inputs, &mut figures);
         Estimate {
             figures,
             breakdown: None,
@@ -393,10 +430,13 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         comfortable_context: Err(no_memory.clone()),
         ..Figures::unavailable(&EvalError::Invalid)
     };
+    support_figures(inputs, &mut figures);
     let mut breakdown = Breakdown {
         weights_bytes: mem.weights.round() as i128,
         weights_source: if mem.from_files {
             "files"
+        } else if inputs.support() == Support::Upcast {
+            "params × 16 bits (upcast)"
         } else {
             "params × bpw"
         },
@@ -585,11 +625,17 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
     );
     // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
     // inference kernels accumulate in FP16 at twice that rate.
-    let peak = gpu.number("bf16").map(|bf16| {
+    // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
+    // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
+    let tensor_peak = match (inputs.support(), inputs.quant.symbol("tensor")) {
+        (Support::Native, Some("fp8")) => gpu.number("fp8"),
+        _ => None,
+    };
+    let peak = tensor_peak.or_else(|| gpu.number("bf16")).map(|peak| {
         if family == speed::Family::Geforce {
-            bf16 * 2.0
+            peak * 2.0
         } else {
-            bf16
+            peak
         }
     });
     let speed_inputs = speed::SpeedInputs {

@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod figures;
 pub mod schema;
 pub mod speed;
+pub mod support;
 pub mod value;
 
 use crate::db::DeclKey;
