@@ -121,9 +121,26 @@ setter!(
     set_bool,
     bool,
     true,
-    [fits, kv_heads_replicated, quant_runs_on_engine]
+    [
+        fits,
+        kv_heads_replicated,
+        quant_runs_on_engine,
+        quant_runs_on_gpu,
+        quant_emulated
+    ]
 );
-setter!(set_string, String, "x".to_string(), [fit_advice, bound]);
+setter!(
+    set_string,
+    String,
+    "x".to_string(),
+    [
+        fit_advice,
+        bound,
+        quant_support,
+        quant_support_note,
+        quant_support_advice
+    ]
+);
 setter!(
     set_number,
     f64,

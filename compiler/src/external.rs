@@ -228,6 +228,7 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     if let Some(format) = &resolved.format {
         let _ = write!(source, "; weights in {format}");
     }
+    f.text("name", written);
     f.text("source", &source);
     let missing = r.missing();
     if !missing.is_empty() {
@@ -342,6 +343,7 @@ fn artifact_declaration(
             let _ = write!(source, "; weights by type: {}", parts.join(", "));
         }
     }
+    f.text("name", written);
     f.text("source", &source);
     let missing = artifact_gaps(arch);
     if !missing.is_empty() {

@@ -369,10 +369,14 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
         inputs.engine,
         inputs.gpu_name,
     ));
-    figures.quant_support_advice = Ok(format!(
-        "choose a weight format that {} runs natively, or a GPU with tensor cores for {}",
-        inputs.gpu_name, inputs.quant_name
-    ));
+    figures.quant_support_advice = Ok(if mode == Support::Native {
+        "nothing to change: the format runs natively".to_string()
+    } else {
+        format!(
+            "choose a weight format that {} runs natively, or a GPU with tensor cores for {}",
+            inputs.gpu_name, inputs.quant_name
+        )
+    });
 }
 
 /// Computes every figure; a figure that cannot be computed says what is missing.

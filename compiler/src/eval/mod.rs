@@ -670,7 +670,17 @@ pub fn interpolate(env: &dyn Env, lit: &StrLit) -> Result<String, EvalError> {
     for part in &lit.parts {
         match part {
             StrPart::Text(text) => out.push_str(text),
-            StrPart::Interp(expr) => out.push_str(&eval(env, expr)?.display()),
+            StrPart::Interp(expr) => match eval(env, expr)? {
+                // A model reads as its display name where it has one: a model generated
+                // from a registry id or a file reads as what the user wrote.
+                Value::Ref(DeclKind::Model, name) => {
+                    match env.field_of(DeclKind::Model, &name, "name") {
+                        Some(Value::Str(display)) => out.push_str(&display),
+                        _ => out.push_str(&name),
+                    }
+                }
+                value => out.push_str(&value.display()),
+            },
         }
     }
     Ok(out)

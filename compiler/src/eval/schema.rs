@@ -486,6 +486,11 @@ const GPU: &[FieldSpec] = &[
 ];
 
 const MODEL: &[FieldSpec] = &[
+    f(
+        "name",
+        FieldTy::Str,
+        "display name, which messages print for `{model}` (a generated model's: the id or path written)",
+    ),
     f("hf", FieldTy::Str, "Hugging Face checkpoint id").valid(Valid::HfRepo),
     f("ollama", FieldTy::Str, "Ollama tag").valid(Valid::OllamaTag),
     f("params", FieldTy::Number, "total parameters").valid(Valid::Positive),
