@@ -231,12 +231,72 @@ fn an_unknown_name_in_a_require_is_reported_once_and_no_candidate_is_tried() {
 }
 
 #[test]
-fn too_many_candidates_are_refused_before_the_search_with_each_hole_counted() {
+fn the_cheapest_first_search_solves_a_million_candidates_lazily() {
     let dir = scratch("perf_candidates");
-    // 170 bytes, 1,552,320 candidates: searched (31 s, 1.47 GB) before the limit.
+    // 170 bytes, 1,552,320 candidates with the 77-GPU catalog (more with a larger one):
+    // searched in full (31 s, 1.47 GB), then refused by the limit; now walked from the
+    // cheapest price up, evaluating only the candidates at the prices it must.
     std::fs::write(
         dir.join("open.deploy"),
         "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = ?\n    context = one_of [1k, 2k, 4k]\n}\n",
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "open.deploy");
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    assert!(
+        codes(&report)
+            .iter()
+            .all(|c| *c != "deploy::solve::too_many_candidates"),
+        "{report}"
+    );
+    assert!(codes(&report).iter().any(|c| *c == "deploy::solve::chosen"));
+    let (solve, _) = run_timed(&dir, &["solve", "open.deploy", "--format", "json"], HANG);
+    assert_eq!(solve.status.code(), Some(0));
+    let solutions: serde_json::Value = serde_json::from_slice(&solve.stdout).unwrap();
+    let solution = &solutions[0];
+    let candidates = solution["candidates"].as_u64().unwrap();
+    let evaluated = solution["evaluated"].as_u64().unwrap();
+    assert!(candidates >= 1_552_320, "{candidates}");
+    assert!(evaluated < 20_000, "{evaluated} of {candidates} evaluated");
+    assert_eq!(solution["ranked"][0]["assignment"]["replicas"], "1");
+
+    // The lazy search returns what the exhaustive one does: the same deployment with a
+    // written objective (every candidate evaluated) ranks the same top five.
+    let holes = "    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = one_of [1, 2]\n    require decode_tps > 60 tok/s\n";
+    std::fs::write(
+        dir.join("both.deploy"),
+        format!(
+            "deployment lazy {{\n{holes}}}\ndeployment full {{\n{holes}    minimize cost_per_hour * 1\n}}\n"
+        ),
+    )
+    .unwrap();
+    let (solve, _) = run_timed(
+        &dir,
+        &["solve", "both.deploy", "--top", "5", "--format", "json"],
+        HANG,
+    );
+    let both: serde_json::Value = serde_json::from_slice(&solve.stdout).unwrap();
+    let ranked = |i: usize| {
+        both[i]["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["assignment"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(both[0]["deployment"], "lazy");
+    assert_eq!(ranked(0).len(), 5);
+    assert_eq!(ranked(0), ranked(1));
+    assert!(both[0]["evaluated"].as_u64() < both[1]["evaluated"].as_u64());
+}
+
+#[test]
+fn too_many_candidates_are_refused_before_the_search_with_each_hole_counted() {
+    let dir = scratch("perf_too_many");
+    // A written objective evaluates every candidate: more than the limit is refused.
+    std::fs::write(
+        dir.join("open.deploy"),
+        "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = ?\n    context = one_of [1k, 2k, 4k]\n    maximize decode_tps\n}\n",
     )
     .unwrap();
     let (report, output) = check_json(&dir, "open.deploy");
@@ -251,7 +311,9 @@ fn too_many_candidates_are_refused_before_the_search_with_each_hole_counted() {
     let (solve, _) = run_timed(&dir, &["solve", "open.deploy"], HANG);
     assert_eq!(solve.status.code(), Some(1));
 
-    // A product past what a machine word holds saturates instead of overflowing.
+    // The cheapest-first search bounds the candidates that share one price (the holes
+    // other than gpu, count and replicas), and a product past what a machine word holds
+    // saturates instead of overflowing.
     let many: Vec<String> = (1..=1_000).map(|i| i.to_string()).collect();
     let many = many.join(", ");
     let shares: Vec<String> = (1..=1_000)
@@ -268,7 +330,12 @@ fn too_many_candidates_are_refused_before_the_search_with_each_hole_counted() {
     let (report, _) = check_json(&dir, "huge.deploy");
     assert_eq!(codes(&report), ["deploy::solve::too_many_candidates"]);
     let message = diagnostics(&report)[0]["message"].as_str().unwrap();
-    assert!(message.starts_with("more than "), "{message}");
+    assert!(message.contains("candidates share each price"), "{message}");
+    assert!(message.contains("of more than "), "{message}");
+    assert!(
+        !message.contains("gpu "),
+        "priced holes are not counted: {message}"
+    );
 }
 
 #[test]

@@ -135,6 +135,19 @@ fn hole_values<'db>(
     }
 }
 
+/// Why a search is refused.
+#[derive(Clone, Copy, PartialEq)]
+enum TooMany {
+    /// A written objective: every candidate would be evaluated, and there are too many.
+    All,
+    /// The default objective: too many candidates share each price (the holes other than
+    /// `gpu`, `count` and `replicas`).
+    PerPrice,
+    /// The default objective: the cheapest candidates up to the limit were evaluated and
+    /// none was feasible.
+    Exhausted,
+}
+
 /// `deploy::solve::too_many_candidates`: the size of each hole's domain, the product,
 /// the limit, and the hole whose narrowing helps most.
 fn too_many_candidates<'db>(
@@ -142,17 +155,29 @@ fn too_many_candidates<'db>(
     decl: &Decl,
     domains: &[(String, Vec<Value>)],
     total: usize,
+    why: TooMany,
 ) -> Diag<'db> {
-    let factors: Vec<String> = domains
+    let counted: Vec<&(String, Vec<Value>)> = domains
+        .iter()
+        .filter(|(name, _)| {
+            why != TooMany::PerPrice || !matches!(name.as_str(), "gpu" | "count" | "replicas")
+        })
+        .collect();
+    let product = counted.iter().fold(1usize, |n, (_, values)| {
+        n.saturating_mul(values.len().max(1))
+    });
+    let factors: Vec<String> = counted
         .iter()
         .map(|(name, values)| format!("{name} {}", values.len()))
         .collect();
-    let count = if total == usize::MAX {
-        format!("more than {}", usize::MAX)
-    } else {
-        total.to_string()
+    let count = |n: usize| {
+        if n == usize::MAX {
+            format!("more than {}", usize::MAX)
+        } else {
+            n.to_string()
+        }
     };
-    let widest = domains
+    let widest = counted
         .iter()
         .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(&a.0)));
     let help = match widest {
@@ -167,12 +192,27 @@ fn too_many_candidates<'db>(
         }
         None => format!("narrow the holes until at most {MAX_CANDIDATES} candidates remain"),
     };
-    Diag::error(
-        Code::SolveTooManyCandidates,
-        format!(
-            "{count} candidates ({}); the limit is {MAX_CANDIDATES}",
+    let message = match why {
+        TooMany::All => format!(
+            "{} candidates ({}); the limit is {MAX_CANDIDATES}",
+            count(product),
             factors.join(" × ")
         ),
+        TooMany::PerPrice => format!(
+            "{} candidates share each price ({}), of {} in all; the limit is {MAX_CANDIDATES}",
+            count(product),
+            factors.join(" × "),
+            count(total)
+        ),
+        TooMany::Exhausted => format!(
+            "the {MAX_CANDIDATES} cheapest of {} candidates ({}) were evaluated and none meets every require; the limit is {MAX_CANDIDATES}",
+            count(total),
+            factors.join(" × ")
+        ),
+    };
+    Diag::error(
+        Code::SolveTooManyCandidates,
+        message,
         Loc::Decl(key, decl.name.span),
     )
     .label("too many candidates to search")
@@ -206,9 +246,6 @@ pub(crate) fn search<'db>(
         total = total.saturating_mul(values.len().max(1));
         domains.push((hole.name.name.clone(), values));
     }
-    if total > MAX_CANDIDATES {
-        return Err(Box::new(too_many_candidates(key, decl, &domains, total)));
-    }
     let (objective_text, maximize, default_objective) = decl
         .body
         .entries
@@ -225,23 +262,56 @@ pub(crate) fn search<'db>(
     // Writing the default out (`minimize cost_per_hour`) keeps the cheapest-first search.
     let default_objective = default_objective || (objective_text == "cost_per_hour" && !maximize);
 
-    // Every combination is a number below `total` (mixed radix, the first hole most
-    // significant, so numeric order is the order of the combinations), decoded into one
-    // index per hole into its values only when it is looked at: nothing proportional to
-    // the product is built beyond one number per candidate.
-    let count = if domains.iter().any(|(_, values)| values.is_empty()) {
-        0
-    } else {
-        total
-    };
-    let decode = |mut number: usize| -> Vec<usize> {
-        let mut combination = vec![0; domains.len()];
-        for (slot, (_, values)) in combination.iter_mut().zip(&domains).rev() {
-            *slot = number % values.len();
-            number /= values.len();
+    // The holes that set the hourly price (`gpu`, `count`, `replicas`) are the *priced*
+    // ones: with the default objective the search walks their combinations from the
+    // cheapest up, lazily, and tries the other holes' combinations under each. Every
+    // candidate under one priced combination costs the same, so those must all be
+    // searchable: their number is what the limit bounds. A written objective has no such
+    // order, and every candidate is evaluated: the limit bounds them all.
+    let priced = |name: &str| default_objective && matches!(name, "gpu" | "count" | "replicas");
+    let free_total = domains
+        .iter()
+        .filter(|(name, _)| !priced(name))
+        .fold(1usize, |n, (_, values)| {
+            n.saturating_mul(values.len().max(1))
+        });
+    let limited = if default_objective { free_total } else { total };
+    if limited > MAX_CANDIDATES {
+        let why = if default_objective {
+            TooMany::PerPrice
+        } else {
+            TooMany::All
+        };
+        return Err(Box::new(too_many_candidates(
+            key, decl, &domains, total, why,
+        )));
+    }
+    let factor = |name: &str, value: &Value| -> f64 {
+        match (name, value) {
+            ("gpu", Value::Ref(_, gpu)) => scope
+                .lookup(DeclKind::Gpu, gpu)
+                .and_then(|k| crate::eval::estimate::hourly_price(crate::eval::entry_of(db, k)))
+                .unwrap_or(f64::INFINITY),
+            (_, value) => number_of(value).unwrap_or(f64::INFINITY),
         }
-        combination
     };
+    // The priced holes' values, cheapest first (ties in catalog order), so that the cost
+    // only grows with each index.
+    if default_objective {
+        for (name, values) in domains.iter_mut().filter(|(name, _)| priced(name)) {
+            let mut keyed: Vec<(f64, Value)> =
+                values.drain(..).map(|v| (factor(name, &v), v)).collect();
+            keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+            *values = keyed.into_iter().map(|(_, v)| v).collect();
+        }
+    }
+    let empty = domains.iter().any(|(_, values)| values.is_empty());
+    let priced_dims: Vec<usize> = (0..domains.len())
+        .filter(|&i| priced(&domains[i].0))
+        .collect();
+    let free_dims: Vec<usize> = (0..domains.len())
+        .filter(|&i| !priced(&domains[i].0))
+        .collect();
     let value_of = |combination: &[usize], name: &str| -> Option<Value> {
         domains
             .iter()
@@ -268,55 +338,36 @@ pub(crate) fn search<'db>(
             .lookup(DeclKind::Quant, name)
             .map(|k| crate::eval::entry_of(db, k))
     };
-    let mut combinations: Vec<usize> = (0..count)
-        .filter(|number| {
-            let c = decode(*number);
-            match (value_of(&c, "quant"), value_of(&c, "engine")) {
-                (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
-                    // By the engine's entry: an `extends` copy runs what its parent runs.
-                    let engine_entry = scope
-                        .lookup(DeclKind::Engine, &engine)
-                        .map(|k| crate::eval::entry_of(db, k));
-                    quant_entry(&quant).is_none_or(|entry| match engine_entry {
-                        Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
-                        None => entry.runs_on(&engine),
-                    })
-                }
-                _ => true,
-            }
-        })
-        .collect();
-    let bound = |combination: &[usize]| -> f64 {
-        let price = match value_of(combination, "gpu") {
-            Some(Value::Ref(_, gpu)) => scope
-                .lookup(DeclKind::Gpu, &gpu)
-                .and_then(|k| crate::eval::estimate::hourly_price(crate::eval::entry_of(db, k))),
-            _ => None,
-        };
-        let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
-        price
-            .map(|p| p * number("count").unwrap_or(1.0) * number("replicas").unwrap_or(1.0))
-            .unwrap_or(f64::INFINITY)
+    let runs = |combination: &[usize]| match (
+        value_of(combination, "quant"),
+        value_of(combination, "engine"),
+    ) {
+        (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
+            // By the engine's entry: an `extends` copy runs what its parent runs.
+            let engine_entry = scope
+                .lookup(DeclKind::Engine, &engine)
+                .map(|k| crate::eval::entry_of(db, k));
+            quant_entry(&quant).is_none_or(|entry| match engine_entry {
+                Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
+                None => entry.runs_on(&engine),
+            })
+        }
+        _ => true,
     };
-    // With the default objective the search goes from the cheapest up and stops once the
-    // best are known: an hourly price only grows with the price, the count and replicas.
-    let mut bounds: Vec<f64> = Vec::new();
-    if default_objective {
-        let mut keyed: Vec<(f64, usize)> = combinations
-            .into_iter()
-            .map(|number| (bound(&decode(number)), number))
-            .collect();
-        keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        bounds = keyed.iter().map(|(b, _)| *b).collect();
-        combinations = keyed.into_iter().map(|(_, c)| c).collect();
-    }
+    let bound = |combination: &[usize]| -> f64 {
+        let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
+        let price = match value_of(combination, "gpu") {
+            Some(value) => factor("gpu", &value),
+            None => f64::INFINITY,
+        };
+        price * number("count").unwrap_or(1.0) * number("replicas").unwrap_or(1.0)
+    };
 
     // One candidate, evaluated in `mode`: the feasibility pass renders no message
     // (`Mode::Probe`); the misses that are reported are evaluated again with their
     // messages (`Mode::Search`), so a long message costs its length once per miss shown,
     // not once per candidate.
-    let evaluate = |number: usize, mode: Mode| -> Candidate {
-        let combination = &decode(number);
+    let evaluate = |combination: &[usize], mode: Mode| -> Candidate {
         let assignment = &assignment_of(combination);
         let mut scratch = Vec::new();
         let fields = Resolved {
@@ -352,28 +403,117 @@ pub(crate) fn search<'db>(
         }
     };
 
-    let mut feasible: Vec<Candidate> = Vec::new();
-    // Each failed candidate with its number, to evaluate it again if it is reported.
-    let mut failed: Vec<(Candidate, usize)> = Vec::new();
-    let mut evaluated = 0;
-    // The largest objective among the feasible candidates so far, kept as they come in
-    // (rescanning them for every candidate made a long search quadratic).
-    let mut worst = f64::NEG_INFINITY;
-    for (position, number) in combinations.iter().enumerate() {
-        if default_objective && feasible.len() >= top && bounds[position] > worst {
-            break;
+    /// What the search has found so far.
+    struct Found {
+        feasible: Vec<Candidate>,
+        /// Each failed candidate with its combination, to evaluate it again if reported.
+        failed: Vec<(Candidate, Vec<usize>)>,
+        evaluated: usize,
+        /// The largest objective among the feasible candidates so far, kept as they come
+        /// in (rescanning them for every candidate made a long search quadratic).
+        worst: f64,
+    }
+    let mut found = Found {
+        feasible: Vec::new(),
+        failed: Vec::new(),
+        evaluated: 0,
+        worst: f64::NEG_INFINITY,
+    };
+    let try_one = |found: &mut Found, combination: Vec<usize>| {
+        if !runs(&combination) {
+            return;
         }
-        evaluated += 1;
-        let candidate = evaluate(*number, Mode::Probe);
+        found.evaluated += 1;
+        let candidate = evaluate(&combination, Mode::Probe);
         if candidate.feasible {
             if let Some(objective) = candidate.objective {
-                worst = worst.max(objective);
+                found.worst = found.worst.max(objective);
             }
-            feasible.push(candidate);
+            found.feasible.push(candidate);
         } else {
-            failed.push((candidate, *number));
+            found.failed.push((candidate, combination));
+        }
+    };
+    // The free holes' combinations in mixed radix (the first hole most significant),
+    // written into `combination`'s free slots.
+    let set_free = |combination: &mut [usize], mut number: usize| {
+        for &dim in free_dims.iter().rev() {
+            let len = domains[dim].1.len();
+            combination[dim] = number % len;
+            number /= len;
+        }
+    };
+    let mut exhausted = false;
+    if empty {
+        // A hole with no values: nothing to try.
+    } else if default_objective {
+        // Best-first over the priced holes: a min-heap of index tuples keyed by their cost.
+        // A tuple is pushed once, from the tuple one step below it in its last raised
+        // dimension or a later one, so each is generated once and (the cost growing with
+        // every index) popped in order of cost. Memory grows with the tuples popped, not
+        // with the product.
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        #[derive(PartialEq)]
+        struct Cost(f64);
+        impl Eq for Cost {}
+        impl PartialOrd for Cost {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for Cost {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.0.total_cmp(&other.0)
+            }
+        }
+        let mut heap: BinaryHeap<Reverse<(Cost, Vec<usize>, usize)>> = BinaryHeap::new();
+        let start = vec![0usize; domains.len()];
+        heap.push(Reverse((Cost(bound(&start)), start, 0)));
+        'search: while let Some(Reverse((Cost(cost), combination, last))) = heap.pop() {
+            // A candidate without a price cannot be ranked by cost: none after it can.
+            if !cost.is_finite() || (found.feasible.len() >= top && cost > found.worst) {
+                break;
+            }
+            for (position, &dim) in priced_dims.iter().enumerate().skip(last) {
+                if combination[dim] + 1 < domains[dim].1.len() {
+                    let mut next = combination.clone();
+                    next[dim] += 1;
+                    heap.push(Reverse((Cost(bound(&next)), next, position)));
+                }
+            }
+            for number in 0..free_total {
+                if found.evaluated >= MAX_CANDIDATES {
+                    exhausted = true;
+                    break 'search;
+                }
+                let mut one = combination.clone();
+                set_free(&mut one, number);
+                try_one(&mut found, one);
+            }
+        }
+    } else {
+        for number in 0..total {
+            let mut one = vec![0usize; domains.len()];
+            set_free(&mut one, number);
+            try_one(&mut found, one);
         }
     }
+    if exhausted && found.feasible.is_empty() {
+        return Err(Box::new(too_many_candidates(
+            key,
+            decl,
+            &domains,
+            total,
+            TooMany::Exhausted,
+        )));
+    }
+    let Found {
+        mut feasible,
+        failed,
+        evaluated,
+        ..
+    } = found;
     let better = |a: &Candidate, b: &Candidate| {
         let (x, y) = (
             a.objective.unwrap_or(f64::NAN),
@@ -396,7 +536,7 @@ pub(crate) fn search<'db>(
     feasible.truncate(top);
     // The misses worth reporting: the candidates that would have ranked above the best,
     // nearest to it first.
-    let mut misses: Vec<(Candidate, usize)> = match feasible.first() {
+    let mut misses: Vec<(Candidate, Vec<usize>)> = match feasible.first() {
         Some(best) => failed
             .into_iter()
             .filter(|(c, _)| c.objective.is_some() && better(c, best) == std::cmp::Ordering::Less)
@@ -413,8 +553,8 @@ pub(crate) fn search<'db>(
     misses.truncate(top.max(3));
     let misses: Vec<Candidate> = misses
         .into_iter()
-        .map(|(candidate, number)| Candidate {
-            failure: evaluate(number, Mode::Search).failure,
+        .map(|(candidate, combination)| Candidate {
+            failure: evaluate(&combination, Mode::Search).failure,
             ..candidate
         })
         .collect();
