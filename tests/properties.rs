@@ -125,6 +125,7 @@ setter!(
         fits,
         kv_heads_replicated,
         quant_runs_on_engine,
+        kv_runs_on_engine,
         quant_runs_on_gpu,
         quant_emulated
     ]

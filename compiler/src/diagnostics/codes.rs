@@ -130,6 +130,8 @@ codes! {
         "built-in rule (info): the KV cache cannot be split evenly over the GPUs, so parts are replicated";
     FitLowBitQuant = "deploy::fit::low_bit_quant",
         "built-in rule: the weights are packed in fewer than 4 bits";
+    FitKvEngineMismatch = "deploy::fit::kv_engine_mismatch",
+        "built-in rule: the engine does not store a KV cache of that dtype";
     FitQuantUnsupportedOnGpu = "deploy::fit::quant_unsupported_on_gpu",
         "built-in rule: the GPU has no tensor cores for the weight format and the engine has no fallback";
     FitQuantNotNative = "deploy::fit::quant_not_native",

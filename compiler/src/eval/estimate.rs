@@ -359,6 +359,7 @@ pub fn uses_rejected_figures(inputs: &Inputs<'_, '_>) -> bool {
 fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
     let mode = inputs.support();
     figures.quant_support = Ok(mode.describe().to_string());
+    figures.kv_runs_on_engine = Ok(inputs.kv.runs_on_engine(inputs.engine_name, inputs.engine));
     figures.quant_runs_on_gpu = Ok(mode != Support::Unsupported);
     figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast));
     figures.quant_support_note = Ok(support::note(

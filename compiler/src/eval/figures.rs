@@ -178,6 +178,7 @@ figures! {
     comfortable_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps 10 % of usable memory free";
     kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";
     quant_runs_on_engine: bool, FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format";
+    kv_runs_on_engine: bool, FieldTy::Predicate, &["kv_cache", "engine"], "the engine stores a KV cache of this type";
     quant_support: String, FieldTy::Str, &["quant", "gpu", "engine"], "how the engine runs the weight format on the GPU: `native`, `weight-only`, `upcast` or `unsupported` (the quant's `tensor` type against the GPU's `arch`)";
     quant_runs_on_gpu: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the engine can run the weight format on the GPU (natively, weight-only or upcast)";
     quant_emulated: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the GPU lacks tensor cores for the weight format: the engine runs it weight-only or upcast to 16 bit";

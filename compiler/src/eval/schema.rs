@@ -589,6 +589,11 @@ const QUANT: &[FieldSpec] = &[
 
 const KV: &[FieldSpec] = &[
     f("bytes", FieldTy::Number, "bytes per element").valid(Valid::UpTo(8.0)),
+    f(
+        "engines",
+        FieldTy::RefList(DeclKind::Engine),
+        "engines that store a KV cache of this type (entry names or engine dialects; absent: all)",
+    ),
     f("vllm_name", FieldTy::Str, "vLLM's `--kv-cache-dtype` value").valid(Valid::Flag),
     f(
         "llamacpp_name",

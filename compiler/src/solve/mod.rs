@@ -332,27 +332,29 @@ pub(crate) fn search<'db>(
         fields.extend(assignment.clone());
         fields
     };
-    // Weight formats that do not run on the engine are not candidates at all.
-    let quant_entry = |name: &str| {
+    // Weight formats and KV-cache dtypes that do not run on the engine are not
+    // candidates at all.
+    let entry_of = |kind: DeclKind, name: &str| {
         scope
-            .lookup(DeclKind::Quant, name)
+            .lookup(kind, name)
             .map(|k| crate::eval::entry_of(db, k))
     };
-    let runs = |combination: &[usize]| match (
-        value_of(combination, "quant"),
-        value_of(combination, "engine"),
-    ) {
-        (Some(Value::Ref(_, quant)), Some(Value::Ref(_, engine))) => {
-            // By the engine's entry: an `extends` copy runs what its parent runs.
-            let engine_entry = scope
-                .lookup(DeclKind::Engine, &engine)
-                .map(|k| crate::eval::entry_of(db, k));
-            quant_entry(&quant).is_none_or(|entry| match engine_entry {
-                Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
-                None => entry.runs_on(&engine),
-            })
-        }
-        _ => true,
+    let runs = |combination: &[usize]| {
+        let Some(Value::Ref(_, engine)) = value_of(combination, "engine") else {
+            return true;
+        };
+        // By the engine's entry: an `extends` copy runs what its parent runs.
+        let engine_entry = entry_of(DeclKind::Engine, &engine);
+        let on_engine = |kind: DeclKind, field: &str| match value_of(combination, field) {
+            Some(Value::Ref(_, name)) => {
+                entry_of(kind, &name).is_none_or(|entry| match engine_entry {
+                    Some(engine_entry) => entry.runs_on_engine(&engine, engine_entry),
+                    None => entry.runs_on(&engine),
+                })
+            }
+            _ => true,
+        };
+        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache")
     };
     let bound = |combination: &[usize]| -> f64 {
         let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
