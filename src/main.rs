@@ -197,6 +197,12 @@ enum Format {
     Json,
     Github,
     Sarif,
+    /// GitLab Code Quality report (JSON).
+    Gitlab,
+    /// JUnit XML: one test case per deployment, a failure per error.
+    Junit,
+    /// reviewdog Diagnostic Format (rdjson).
+    Rdjson,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -394,6 +400,9 @@ fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8,
         Format::Json => OutputFormat::Json,
         Format::Github => OutputFormat::Github,
         Format::Sarif => OutputFormat::Sarif,
+        Format::Gitlab => OutputFormat::Gitlab,
+        Format::Junit => OutputFormat::Junit,
+        Format::Rdjson => OutputFormat::Rdjson,
     };
     let stdout = std::io::stdout();
     let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

@@ -84,8 +84,11 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
         .iter()
         .filter(|key| key.kind(db) == DeclKind::Deployment)
         .map(|key| {
-            let name_span = decl(db, *key).map(|d| d.name.span).unwrap_or_default();
+            let parsed = decl(db, *key);
+            let name_span = parsed.as_ref().map(|d| d.name.span).unwrap_or_default();
             let (_, span) = resolve_loc(db, Loc::Decl(*key, name_span));
+            let whole = parsed.as_ref().map(|d| d.span).unwrap_or(name_span);
+            let (_, whole) = resolve_loc(db, Loc::Decl(*key, whole));
             let figures = deployment(db, *key)
                 .figures
                 .iter()
@@ -96,6 +99,7 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
                 name: key.name(db).clone(),
                 file: file.path(db).clone(),
                 line: line_index(db, file).line_col(file.text(db), span.start).0,
+                end_line: line_index(db, file).line_col(file.text(db), whole.end).0,
                 figures,
             }
         })

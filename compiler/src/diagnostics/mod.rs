@@ -182,6 +182,9 @@ pub struct DeploymentSummary {
     pub name: String,
     pub file: PathBuf,
     pub line: usize,
+    /// The line the declaration ends on (not in the JSON output).
+    #[serde(skip)]
+    pub end_line: usize,
     /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
     pub figures: BTreeMap<String, String>,
 }

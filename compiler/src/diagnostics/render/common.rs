@@ -36,3 +36,20 @@ pub fn terminal_text(text: &str) -> String {
     }
     out
 }
+
+/// A stable identity for a diagnostic across runs and line moves: FNV-1a (64-bit) over
+/// its code, file, message and label, in hex. Renderers that need unique fingerprints
+/// number repeats.
+pub fn fingerprint(diag: &Diagnostic) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    let path = diag.location.file.to_string_lossy();
+    for part in [diag.code.as_str(), &path, &diag.message, &diag.label] {
+        for byte in part.bytes().chain([0u8]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(PRIME);
+        }
+    }
+    format!("{hash:016x}")
+}

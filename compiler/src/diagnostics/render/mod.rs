@@ -2,8 +2,11 @@
 
 mod common;
 mod github;
+mod gitlab;
 mod human;
 mod json;
+mod junit;
+mod rdjson;
 mod sarif;
 
 pub use common::{HumanOptions, counts, terminal_text};
@@ -17,6 +20,12 @@ pub enum OutputFormat {
     Json,
     Github,
     Sarif,
+    /// GitLab Code Quality JSON.
+    Gitlab,
+    /// JUnit XML: a test case per deployment.
+    Junit,
+    /// reviewdog's Diagnostic Format.
+    Rdjson,
 }
 
 /// Renders a report in a format; `files` is the number of files checked.
@@ -31,5 +40,8 @@ pub fn render(
         OutputFormat::Json => json::render(report, files),
         OutputFormat::Github => github::render(report),
         OutputFormat::Sarif => sarif::render(report),
+        OutputFormat::Gitlab => gitlab::render(report),
+        OutputFormat::Junit => junit::render(report),
+        OutputFormat::Rdjson => rdjson::render(report),
     }
 }
