@@ -37,6 +37,12 @@ enum Command {
         /// Treat warnings as errors.
         #[arg(long, value_enum)]
         deny: Vec<Deny>,
+        /// Apply the unambiguous fixes of errors and warnings to the files, then report what remains.
+        #[arg(long, conflicts_with = "diff")]
+        fix: bool,
+        /// Print the fixes `--fix` would apply as a unified diff, and change nothing (exit 1 when there are any).
+        #[arg(long)]
+        diff: bool,
     },
     /// Explain the memory of each deployment in a file: weights, KV cache, overhead, fit.
     Explain {
@@ -254,7 +260,16 @@ fn main() -> ExitCode {
             paths,
             format,
             deny,
-        } => check(paths, format, deny.contains(&Deny::Warnings)),
+            fix,
+            diff,
+        } => {
+            let mode = match (fix, diff) {
+                (true, _) => Fixing::Write,
+                (_, true) => Fixing::Diff,
+                _ => Fixing::No,
+            };
+            check(paths, format, deny.contains(&Deny::Warnings), mode)
+        }
         Command::Fmt { paths, check } => format_files(paths, check),
         Command::Lsp => deployfit_lsp::run_stdio()
             .map(|_| 0)
@@ -364,8 +379,88 @@ fn collect(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     Ok(collected.files)
 }
 
-fn check(paths: Vec<PathBuf>, format: Format, deny_warnings: bool) -> Result<u8, String> {
+/// What `check` does with the structured fixes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fixing {
+    No,
+    /// `--fix`: write them, then report what remains.
+    Write,
+    /// `--diff`: print them as a diff.
+    Diff,
+}
+
+/// `--fix` / `--diff`: the fixed text of each checked file that changes. A file whose
+/// bytes are not UTF-8 is not rewritten (its text was read with replacements).
+fn fixed_files(
+    workspace: &Workspace,
+    loaded: &[(PathBuf, deployfit_compiler::db::SourceFile)],
+) -> Vec<(PathBuf, String, String, usize)> {
+    let mut out = Vec::new();
+    for (path, file) in loaded {
+        let Some(text) = workspace.source(path) else {
+            continue;
+        };
+        let diagnostics = workspace.check(*file);
+        let fixed = deployfit_compiler::fixes::apply(path, &text, &diagnostics);
+        if fixed.applied.is_empty() || fixed.text == *text {
+            continue;
+        }
+        let unchanged_on_disk = std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes());
+        if !unchanged_on_disk {
+            eprintln!(
+                "not fixing `{}`: it is not valid UTF-8, or it changed while being checked",
+                path.display()
+            );
+            continue;
+        }
+        out.push((
+            path.clone(),
+            text.to_string(),
+            fixed.text,
+            fixed.applied.len(),
+        ));
+    }
+    out
+}
+
+fn check(
+    paths: Vec<PathBuf>,
+    format: Format,
+    deny_warnings: bool,
+    fixing: Fixing,
+) -> Result<u8, String> {
     let files = collect(paths)?;
+    if fixing != Fixing::No {
+        let mut workspace = Workspace::new();
+        let mut loaded = Vec::new();
+        for path in &files {
+            let file = workspace
+                .load(path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+            loaded.push((path.clone(), file));
+        }
+        let changes = fixed_files(&workspace, &loaded);
+        if fixing == Fixing::Diff {
+            let mut out = String::new();
+            for (path, old, new, _) in &changes {
+                out.push_str(&deployfit_compiler::fixes::unified_diff(path, old, new));
+            }
+            print!("{}", render::terminal_text(&out));
+            return Ok(if changes.is_empty() { 0 } else { EXIT_PROBLEMS });
+        }
+        let mut count = 0;
+        for (path, _, new, applied) in &changes {
+            std::fs::write(path, new)
+                .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+            count += applied;
+        }
+        eprintln!(
+            "fixed {count} issue{} in {} file{}",
+            if count == 1 { "" } else { "s" },
+            changes.len(),
+            if changes.len() == 1 { "" } else { "s" }
+        );
+    }
     let mut workspace = Workspace::new();
     let mut loaded = Vec::new();
     for path in &files {

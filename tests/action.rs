@@ -86,7 +86,10 @@ fn the_action_validates_its_inputs() {
     let option = action("check", &[("INPUT_PATHS", "--format json")]);
     assert_eq!(option.status.code(), Some(2));
     assert!(stderr(&option).contains("starts with '-'"));
-    let glob = action("check", &[("INPUT_PATHS", "examples/*.deploy $(touch pwned)")]);
+    let glob = action(
+        "check",
+        &[("INPUT_PATHS", "examples/*.deploy $(touch pwned)")],
+    );
     assert_ne!(glob.status.code(), Some(0));
     assert!(!root().join("pwned").exists());
     let all = format!("{}{}", stdout(&glob), stderr(&glob));
@@ -99,7 +102,10 @@ fn the_action_validates_its_inputs() {
             ("INPUT_DENY_WARNINGS", "true"),
         ],
     );
-    let plain = action("check", &[("INPUT_PATHS", "examples/10-night-batch.deploy")]);
+    let plain = action(
+        "check",
+        &[("INPUT_PATHS", "examples/10-night-batch.deploy")],
+    );
     assert!(stdout(&plain).contains("::warning"), "{}", stdout(&plain));
     assert_eq!(plain.status.code(), Some(0));
     assert_eq!(warned.status.code(), Some(1));
@@ -119,7 +125,11 @@ fn the_install_step_uses_the_cache() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert!(stdout(&output).contains("deployfit is cached"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("deployfit is cached"),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]
@@ -147,6 +157,9 @@ fn action_and_hooks_are_declared_at_the_root() {
         "language: rust",
         "files: \\.deploy$",
     ] {
-        assert!(hooks.contains(needle), ".pre-commit-hooks.yaml lacks {needle}");
+        assert!(
+            hooks.contains(needle),
+            ".pre-commit-hooks.yaml lacks {needle}"
+        );
     }
 }

@@ -231,3 +231,67 @@ fn rdjson_has_byte_columns_and_the_structured_fixes() {
     assert!(!suggestions.is_empty(), "{tight}");
     assert!(suggestions[0]["text"].as_str().unwrap().ends_with('k'));
 }
+
+const FIXABLE: &str = "\
+// Réglages — é, 中文
+deployment chat {
+    model   = llama_3_1_8b
+    quant   = fp16
+    context = 8k
+    seqs    = 4
+    engine  = vllm
+    gpu     = l4
+}
+deployment long { model = mistral_small_24b; quant = Q4_K_M; engine = llamacpp; gpu = rtx_4090; context = 128k }
+deployment typo { model = qwen3_8b; quant = Q4_K_M; engine = llamacpp; gpu = rtx_4900; context = 8k }
+deployment open { model = qwen3_8b; quant = Q4_K_M; engine = llamacpp; gpu = ?; context = 8k }
+";
+
+#[test]
+fn diff_shows_and_fix_applies_the_unambiguous_fixes() {
+    let dir = scratch("ci_fix");
+    let path = dir.join("a.deploy");
+    std::fs::write(&path, FIXABLE).unwrap();
+    let diff = deployfit_in(&dir, &["check", "a.deploy", "--diff"]);
+    assert_eq!(diff.status.code(), Some(1), "fixes to apply");
+    let text = stdout(&diff);
+    assert!(
+        text.starts_with("--- a/a.deploy\n+++ b/a.deploy\n"),
+        "{text}"
+    );
+    for line in [
+        "-    context = 8k\n+    context = 4k\n",
+        "gpu = rtx_4090; context = 32k }\n",
+        "+deployment typo { model = qwen3_8b; quant = Q4_K_M; engine = llamacpp; gpu = rtx_4090;",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    // The solver's choice (an info) is not pinned.
+    assert!(!text.contains("+deployment open"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        FIXABLE,
+        "--diff writes nothing"
+    );
+
+    let fix = deployfit_in(&dir, &["check", "a.deploy", "--fix"]);
+    assert_eq!(fix.status.code(), Some(0), "nothing left to fail");
+    assert!(String::from_utf8_lossy(&fix.stderr).contains("fixed 3 issues in 1 file"));
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(fixed.starts_with("// Réglages — é, 中文\n"));
+    assert!(fixed.contains("gpu = ?"));
+    assert!(fixed.contains("context = 32k }"));
+    // Nothing more to do: an empty diff, exit 0.
+    let again = deployfit_in(&dir, &["check", "a.deploy", "--diff"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(stdout(&again), "");
+
+    // A file that is not UTF-8 is never rewritten.
+    let mut bytes = FIXABLE.as_bytes().to_vec();
+    bytes.splice(3..3, [0xff, 0xfe]);
+    let binary = dir.join("b.deploy");
+    std::fs::write(&binary, &bytes).unwrap();
+    let fix = deployfit_in(&dir, &["check", "b.deploy", "--fix"]);
+    assert!(String::from_utf8_lossy(&fix.stderr).contains("not fixing"));
+    assert_eq!(std::fs::read(&binary).unwrap(), bytes);
+}

@@ -15,6 +15,7 @@ pub mod explain;
 pub mod export;
 pub mod external;
 pub mod files;
+pub mod fixes;
 pub mod fmt;
 pub mod hardware;
 pub mod ide;
