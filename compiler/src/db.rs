@@ -96,6 +96,10 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/gpus.deploy"),
     ),
     (
+        "stdlib/gpus_bulk.deploy",
+        include_str!("../../stdlib/gpus_bulk.deploy"),
+    ),
+    (
         "stdlib/models.deploy",
         include_str!("../../stdlib/models.deploy"),
     ),
