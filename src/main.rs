@@ -175,9 +175,9 @@ enum Command {
         /// The deployment to export.
         #[arg(long)]
         deployment: String,
-        /// The engine to launch it with.
+        /// The engine to launch it with (default: the deployment's engine).
         #[arg(long, value_enum)]
-        engine: ExportEngine,
+        engine: Option<ExportEngine>,
     },
     /// Detect this machine's GPUs (nvidia-smi, rocm-smi, system_profiler) and host memory,
     /// each GPU mapped to a catalog entry.
@@ -229,6 +229,9 @@ enum ExportEngine {
     Vllm,
     Ollama,
     Llamacpp,
+    Tgi,
+    Lmdeploy,
+    Mlx,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -761,18 +764,21 @@ fn import(path: &Path, name: Option<&str>) -> Result<u8, String> {
     Ok(0)
 }
 
-fn export(path: &Path, deployment: &str, engine: ExportEngine) -> Result<u8, String> {
+fn export(path: &Path, deployment: &str, engine: Option<ExportEngine>) -> Result<u8, String> {
     use deployfit_compiler::export::Target;
     let mut workspace = Workspace::new();
     let file = workspace
         .load(path)
         .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    let target = match engine {
+    let target = engine.map(|engine| match engine {
         ExportEngine::Vllm => Target::Vllm,
         ExportEngine::Ollama => Target::Ollama,
         ExportEngine::Llamacpp => Target::Llamacpp,
-    };
-    match workspace.export(file, deployment, target) {
+        ExportEngine::Tgi => Target::Tgi,
+        ExportEngine::Lmdeploy => Target::Lmdeploy,
+        ExportEngine::Mlx => Target::Mlx,
+    });
+    match deployfit_compiler::export::export(workspace.db(), file, deployment, target) {
         Ok(text) => {
             print!("{text}");
             Ok(0)

@@ -1468,11 +1468,7 @@ fn ide_checks(
 }
 
 fn target_name(target: Target) -> &'static str {
-    match target {
-        Target::Vllm => "vllm",
-        Target::Ollama => "ollama",
-        Target::Llamacpp => "llamacpp",
-    }
+    target.name()
 }
 
 fn time_bound(bytes: usize) -> Duration {
@@ -1792,7 +1788,7 @@ fn run_one(state: &mut WorkerState, input: &Input) -> Outcome {
         && let Some(exports) = step(state, &mut outcome, "export", |ws| {
             let mut exports = Vec::new();
             for name in &names {
-                for target in [Target::Vllm, Target::Ollama, Target::Llamacpp] {
+                for target in Target::ALL {
                     let result = ws.export(file, name, target);
                     exports.push((name.clone(), target, result));
                 }

@@ -14,15 +14,36 @@ pub enum Target {
     Vllm,
     Ollama,
     Llamacpp,
+    Tgi,
+    Lmdeploy,
+    Mlx,
 }
 
 impl Target {
+    pub const ALL: [Target; 6] = [
+        Target::Vllm,
+        Target::Ollama,
+        Target::Llamacpp,
+        Target::Tgi,
+        Target::Lmdeploy,
+        Target::Mlx,
+    ];
+
+    /// The engine dialect (`engine`'s `dialect` field) this target writes.
     pub fn name(self) -> &'static str {
         match self {
             Target::Vllm => "vllm",
             Target::Ollama => "ollama",
             Target::Llamacpp => "llamacpp",
+            Target::Tgi => "tgi",
+            Target::Lmdeploy => "lmdeploy",
+            Target::Mlx => "mlx",
         }
+    }
+
+    /// The target of an engine `dialect`, when `export` writes that engine.
+    pub fn from_dialect(dialect: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == dialect)
     }
 }
 
@@ -43,13 +64,15 @@ fn error(message: impl Into<String>, help: impl Into<String>) -> ExportError {
     }
 }
 
-/// Writes the launch command of deployment `name` in `file` for `target`.
+/// Writes the launch command of deployment `name` in `file` for `target`; without a
+/// target, for the engine the deployment names (its `dialect`).
 pub fn export(
     db: &dyn Db,
     file: SourceFile,
     name: &str,
-    target: Target,
+    target: impl Into<Option<Target>>,
 ) -> Result<String, ExportError> {
+    let target = target.into();
     let keys: Vec<_> = db::decl_keys(db, file)
         .iter()
         .copied()
@@ -80,6 +103,39 @@ pub fn export(
     let text = |kind, entry: &str, name: &str| match field(kind, entry, name) {
         Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
         _ => None,
+    };
+    let engine_entry = scope
+        .lookup(DeclKind::Engine, &setup.engine)
+        .map(|key| crate::eval::entry_of(db, key));
+    let dialect = engine_entry.and_then(|e| e.symbol("dialect"));
+    let target = match target.or_else(|| dialect.and_then(Target::from_dialect)) {
+        Some(target) => target,
+        None => {
+            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+            return Err(ExportError {
+                usage: true,
+                ..error(
+                    format!(
+                        "`export` writes no launch command for engine `{}` (dialect `{}`)",
+                        setup.engine,
+                        dialect.unwrap_or("none")
+                    ),
+                    format!("pass --engine with one of {}", names.join(", ")),
+                )
+            });
+        }
+    };
+    // The engine's memory figures: the deployment's engine when it is of the target's
+    // dialect (an `extends` copy included), else the stdlib engine of that dialect.
+    let engine_number = |field: &str| -> Option<f64> {
+        engine_entry
+            .filter(|e| e.symbol("dialect") == Some(target.name()))
+            .or_else(|| {
+                scope
+                    .lookup(DeclKind::Engine, target.name())
+                    .map(|key| crate::eval::entry_of(db, key))
+            })
+            .and_then(|e| e.number(field))
     };
     let runs = scope
         .lookup(DeclKind::Quant, &setup.quant)
@@ -131,6 +187,19 @@ pub fn export(
         text(kind, entry, field).filter(|value| Valid::Flag.check_str(value).is_ok())
     };
     let kv = |field: &str| flag(DeclKind::Kv, &setup.kv_cache, field);
+    let number = |kind: DeclKind, entry: &str, field: &str| {
+        scope
+            .lookup(kind, entry)
+            .and_then(|key| crate::eval::entry_of(db, key).number(field))
+    };
+    let formats = Formats {
+        bits: number(DeclKind::Quant, &setup.quant, "bits"),
+        tgi_quantize: flag(DeclKind::Quant, &setup.quant, "tgi_quantize"),
+        lmdeploy_format: flag(DeclKind::Quant, &setup.quant, "lmdeploy_format"),
+        mlx_mode: flag(DeclKind::Quant, &setup.quant, "mlx_mode"),
+        group_size: number(DeclKind::Quant, &setup.quant, "group_size"),
+        kv_bytes: number(DeclKind::Kv, &setup.kv_cache, "bytes"),
+    };
     match target {
         Target::Vllm => vllm(
             setup,
@@ -141,6 +210,47 @@ pub fn export(
         ),
         Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?, kv("ollama_name")),
         Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?, kv("llamacpp_name")),
+        Target::Tgi => tgi(
+            setup,
+            id("hf", Valid::HfRepo)?,
+            &formats,
+            kv("tgi_name"),
+            setup
+                .memory_utilization
+                .or_else(|| engine_number("utilization"))
+                .unwrap_or(TGI_WIGGLE_ROOM),
+        ),
+        Target::Lmdeploy => lmdeploy(
+            setup,
+            id("hf", Valid::HfRepo)?,
+            &formats,
+            kv("lmdeploy_quant_policy"),
+            setup
+                .memory_utilization
+                .or_else(|| engine_number("kv_free_share"))
+                .unwrap_or(LMDEPLOY_CACHE_MAX_ENTRY_COUNT),
+        ),
+        Target::Mlx => mlx(setup, id("hf", Valid::HfRepo)?, &formats),
+    }
+}
+
+/// What the weight format and the KV cache are, as the new exporters need them.
+struct Formats {
+    /// The quant's nominal bits (16 for unquantized weights).
+    bits: Option<f64>,
+    /// The quant's own flag values per engine (`tgi_quantize` ...).
+    tgi_quantize: Option<String>,
+    lmdeploy_format: Option<String>,
+    mlx_mode: Option<String>,
+    group_size: Option<f64>,
+    /// Bytes per KV element.
+    kv_bytes: Option<f64>,
+}
+
+impl Formats {
+    /// Unquantized weights: no format flag is needed.
+    fn unquantized(&self) -> bool {
+        self.bits.is_some_and(|bits| bits >= 16.0)
     }
 }
 
@@ -288,6 +398,261 @@ fn llamacpp(setup: &Setup, hf: Option<String>, kv: Option<String>) -> Result<Str
     }
     lines.push("  --port 8080".into());
     Ok(format!("{}\n", lines.join(" \\\n")))
+}
+
+/// TGI sizes its KV cache from `cuda_memory_fraction × TGI_WIGGLE_ROOM` of the GPU, so an
+/// engine `utilization` is written as `--cuda-memory-fraction utilization / 0.90`.
+// source: huggingface/text-generation-inference@db931fcf42da018a3657580c64bf2720f167f9ab
+//   server/text_generation_server/models/globals.py: TGI_WIGGLE_ROOM = float(os.getenv("TGI_WIGGLE_ROOM", "0.90"))
+//   server/text_generation_server/models/flash_causal_lm.py: get_free_memory(device, MEMORY_FRACTION * TGI_WIGGLE_ROOM)
+const TGI_WIGGLE_ROOM: f64 = 0.90;
+
+/// LMDeploy's `--cache-max-entry-count` default: the KV cache's share of the free memory.
+// source: InternLM/lmdeploy@1263d5cd889b7ad500e85b8eb20401327a4516ab lmdeploy/cli/utils.py
+//   cache_max_entry_count: default=0.8, "The percentage of free gpu memory occupied by the k/v cache"
+const LMDEPLOY_CACHE_MAX_ENTRY_COUNT: f64 = 0.8;
+
+/// A ratio as a flag value: three decimals, no trailing zeros.
+fn ratio(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// The note above a command for a pre-quantized format: the catalog's `hf` id is the
+/// base checkpoint.
+fn base_checkpoint_note(hf: &str, command: &str, format: &str) -> String {
+    format!(
+        "# {hf} is the base checkpoint: point `{command}` at a {} repository of it.\n",
+        format.to_uppercase()
+    )
+}
+
+fn need_hf(setup: &Setup, hf: Option<String>) -> Result<String, ExportError> {
+    hf.ok_or_else(|| {
+        error(
+            format!("model `{}` has no Hugging Face id", setup.model),
+            format!(
+                "add `hf = \"org/name\"` to `{}` (with `extends`)",
+                setup.model
+            ),
+        )
+    })
+}
+
+/// The engine's own value for the weight format: the quant's field, nothing for
+/// unquantized weights, else a refusal.
+fn format_flag(
+    setup: &Setup,
+    formats: &Formats,
+    value: &Option<String>,
+    engine: &str,
+    field: &str,
+) -> Result<Option<String>, ExportError> {
+    match value {
+        Some(value) => Ok(Some(value.clone())),
+        None if formats.unquantized() => Ok(None),
+        None => Err(error(
+            format!("{engine} has no format flag for `{}` weights", setup.quant),
+            format!(
+                "give `{}` a `{field}` (with `extends`), or choose a quant {engine} runs",
+                setup.quant
+            ),
+        )),
+    }
+}
+
+/// `text-generation-launcher`: TGI's launcher (the Docker image's entrypoint takes the
+/// same flags).
+// source: huggingface/text-generation-inference@db931fcf42da018a3657580c64bf2720f167f9ab
+//   launcher/src/main.rs (Args): --model-id, --num-shard, --quantize, --kv-cache-dtype,
+//   --max-input-tokens (must be < --max-total-tokens), --max-total-tokens,
+//   --cuda-memory-fraction (default 1.0), --port (default 3000)
+fn tgi(
+    setup: &Setup,
+    hf: Option<String>,
+    formats: &Formats,
+    kv: Option<String>,
+    utilization: f64,
+) -> Result<String, ExportError> {
+    let hf = need_hf(setup, hf)?;
+    // Without --kv-cache-dtype TGI stores KV in the model's 16-bit dtype.
+    if kv.is_none() && formats.kv_bytes != Some(2.0) {
+        return Err(error(
+            format!("TGI has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = fp16, bf16 or fp8 with TGI",
+        ));
+    }
+    if setup.context < 2 {
+        return Err(error(
+            format!(
+                "TGI needs a context of at least 2 tokens, not {}",
+                setup.context
+            ),
+            "TGI's --max-input-tokens must be below --max-total-tokens: set context = 2 or more",
+        ));
+    }
+    let fraction = ratio(utilization / TGI_WIGGLE_ROOM);
+    if !(fraction > 0.0 && fraction <= 1.0) {
+        return Err(error(
+            format!(
+                "TGI cannot use {:.1} % of GPU memory: it keeps {:.0} % back (TGI_WIGGLE_ROOM)",
+                utilization * 100.0,
+                (1.0 - TGI_WIGGLE_ROOM) * 100.0
+            ),
+            format!(
+                "set memory_utilization to at most {:.0}% with TGI",
+                TGI_WIGGLE_ROOM * 100.0
+            ),
+        ));
+    }
+    let quantize = format_flag(setup, formats, &formats.tgi_quantize, "TGI", "tgi_quantize")?;
+    let mut lines = vec![
+        format!("text-generation-launcher --model-id {}", shell_quote(&hf)),
+        format!("  --num-shard {}", setup.count),
+    ];
+    if let Some(quantize) = &quantize {
+        lines.push(format!("  --quantize {}", shell_quote(quantize)));
+    }
+    if let Some(kv) = &kv {
+        lines.push(format!("  --kv-cache-dtype {}", shell_quote(kv)));
+    }
+    lines.push(format!("  --max-input-tokens {}", setup.context - 1));
+    lines.push(format!("  --max-total-tokens {}", setup.context));
+    lines.push(format!("  --cuda-memory-fraction {fraction}"));
+    lines.push("  --port 3000".into());
+    // fp8 is quantized on load from the base checkpoint; awq/gptq need their own repository.
+    let note = match quantize.as_deref() {
+        Some(q @ ("awq" | "gptq")) => base_checkpoint_note(&hf, "--model-id", q),
+        _ => String::new(),
+    };
+    Ok(format!("{note}{}\n", lines.join(" \\\n")))
+}
+
+/// `lmdeploy serve api_server` with the TurboMind backend.
+// source: InternLM/lmdeploy@1263d5cd889b7ad500e85b8eb20401327a4516ab lmdeploy/cli/serve.py and
+//   lmdeploy/cli/utils.py: model_path, --backend {pytorch, turbomind} (default turbomind),
+//   --tp ("Should be 2^n"), --session-len, --max-batch-size, --cache-max-entry-count,
+//   --quant-policy (0 none, 4 int4, 8 int8; fp8 not on TurboMind: lmdeploy/messages.py),
+//   --model-format {hf, awq, gptq, compressed-tensors, fp8, mxfp4}, --server-port (23333)
+fn lmdeploy(
+    setup: &Setup,
+    hf: Option<String>,
+    formats: &Formats,
+    policy: Option<String>,
+    cache_share: f64,
+) -> Result<String, ExportError> {
+    let hf = need_hf(setup, hf)?;
+    let policy = policy.ok_or_else(|| {
+        error(
+            format!("LMDeploy TurboMind has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = fp16 or bf16 with LMDeploy",
+        )
+    })?;
+    if !setup.count.is_power_of_two() {
+        return Err(error(
+            format!(
+                "LMDeploy's --tp must be a power of two, not {}",
+                setup.count
+            ),
+            "set count to 1, 2, 4 or 8 with LMDeploy",
+        ));
+    }
+    let cache = ratio(cache_share);
+    if !(cache > 0.0 && cache <= 1.0) {
+        return Err(error(
+            format!("LMDeploy's --cache-max-entry-count {cache} is not a share of free memory"),
+            "set memory_utilization between 1% and 100% with LMDeploy",
+        ));
+    }
+    let format = format_flag(
+        setup,
+        formats,
+        &formats.lmdeploy_format,
+        "LMDeploy",
+        "lmdeploy_format",
+    )?;
+    let mut lines = vec![
+        format!("lmdeploy serve api_server {}", shell_quote(&hf)),
+        "  --backend turbomind".to_string(),
+        format!("  --tp {}", setup.count),
+        format!("  --session-len {}", setup.context),
+        format!("  --max-batch-size {}", setup.seqs),
+        format!("  --cache-max-entry-count {cache}"),
+        format!("  --quant-policy {}", shell_quote(&policy)),
+    ];
+    if let Some(format) = &format {
+        lines.push(format!("  --model-format {}", shell_quote(format)));
+    }
+    lines.push("  --server-port 23333".into());
+    let note = match &format {
+        Some(format) => base_checkpoint_note(&hf, "lmdeploy serve api_server", format),
+        None => String::new(),
+    };
+    Ok(format!("{note}{}\n", lines.join(" \\\n")))
+}
+
+/// `mlx_lm.server`, after `mlx_lm.convert` for a quantized format.
+// source: ml-explore/mlx-lm@d78bf58e217c904ec282ed8da9b947491f78c022 mlx_lm/server.py (main):
+//   --model, --decode-concurrency (default 32), --port (default 8080); mlx_lm/convert.py:
+//   --hf-path, --mlx-path, -q, --q-bits, --q-group-size, --q-mode {affine, mxfp4, nvfp4, mxfp8}
+fn mlx(setup: &Setup, hf: Option<String>, formats: &Formats) -> Result<String, ExportError> {
+    let hf = need_hf(setup, hf)?;
+    if setup.count != 1 {
+        return Err(error(
+            format!(
+                "export writes mlx_lm.server for one GPU, not count = {}",
+                setup.count
+            ),
+            "set count = 1 with MLX (one Apple machine)",
+        ));
+    }
+    if formats.kv_bytes != Some(2.0) {
+        return Err(error(
+            format!("mlx_lm.server has no `{}` KV cache", setup.kv_cache),
+            "use kv_cache = fp16 or bf16 with MLX",
+        ));
+    }
+    let serve = |model: &str| {
+        format!(
+            "mlx_lm.server --model {} \\\n  --decode-concurrency {} \\\n  --port 8080\n",
+            shell_quote(model),
+            setup.seqs
+        )
+    };
+    let Some(mode) = &formats.mlx_mode else {
+        if formats.unquantized() {
+            return Ok(serve(&hf));
+        }
+        return Err(error(
+            format!(
+                "mlx-lm has no quantization mode for `{}` weights",
+                setup.quant
+            ),
+            format!(
+                "give `{}` an `mlx_mode` (with `extends`), or choose a quant MLX runs",
+                setup.quant
+            ),
+        ));
+    };
+    let (Some(bits), Some(group)) = (formats.bits, formats.group_size) else {
+        return Err(error(
+            format!(
+                "`{}` has no `bits` or `group_size` for mlx_lm.convert",
+                setup.quant
+            ),
+            format!("give `{}` both (with `extends`)", setup.quant),
+        ));
+    };
+    let base = hf.rsplit('/').next().unwrap_or(&hf);
+    let path = format!("mlx_models/{base}-{}", setup.quant);
+    Ok(format!(
+        "# Convert the checkpoint once, then serve the converted folder:\n\
+         mlx_lm.convert --hf-path {hf} --mlx-path {path} \\\n  -q --q-bits {bits} --q-group-size {group} --q-mode {mode}\n\
+         {serve}",
+        hf = shell_quote(&hf),
+        path = shell_quote(&path),
+        mode = shell_quote(mode),
+        serve = serve(&path),
+    ))
 }
 
 #[cfg(test)]

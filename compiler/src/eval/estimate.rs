@@ -289,10 +289,18 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         + engine.number("overhead_ratio").unwrap_or(0.0) * weights / count
         + engine.number("overhead_per_vocab").unwrap_or(0.0) * vocab
         + tensor_parallel;
-    let utilization = inputs
-        .memory_utilization
-        .or_else(|| inputs.engine.number("utilization"))
-        .unwrap_or(1.0);
+    // `kv_free_share` (LMDeploy's --cache-max-entry-count): the KV cache may take that share
+    // of what is left after the weights and the overhead; the deployment's
+    // `memory_utilization` then overrides this share rather than `utilization`.
+    let free_share = engine.number("kv_free_share");
+    let utilization = match free_share {
+        Some(_) => engine.number("utilization"),
+        None => inputs
+            .memory_utilization
+            .or_else(|| engine.number("utilization")),
+    }
+    .unwrap_or(1.0);
+    let free_share = free_share.map(|share| inputs.memory_utilization.unwrap_or(share));
     let unified = inputs.gpu.unified_memory();
     let usable = inputs.gpu.number("memory").map(|memory| {
         let share = if unified {
@@ -300,7 +308,14 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         } else {
             1.0
         };
-        (memory * share * utilization).floor()
+        let usable = memory * share * utilization;
+        match free_share {
+            Some(free_share) => {
+                let fixed = weights / count + overhead.round();
+                (fixed + free_share * (usable - fixed).max(0.0)).floor()
+            }
+            None => usable.floor(),
+        }
     });
     Ok(Memory {
         weights,

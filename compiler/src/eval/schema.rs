@@ -328,7 +328,7 @@ fn describe_char(c: char) -> String {
 pub const VENDORS: &[&str] = &["nvidia", "amd", "apple", "intel"];
 pub const INTERCONNECTS: &[&str] = &["nvlink", "pcie", "unified"];
 pub const ATTENTION: &[&str] = &["mha", "gqa", "mla", "hybrid"];
-pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp"];
+pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp", "mlx"];
 pub const LEVELS: &[&str] = &["error", "warn", "info"];
 pub const WINDOW_KV: &[&str] = &["windowed", "full"];
 pub const MEMORY_KINDS: &[&str] = &["hbm", "gddr", "ddr", "unified"];
@@ -585,6 +585,30 @@ const QUANT: &[FieldSpec] = &[
         "vLLM's `--quantization` value for this format",
     )
     .valid(Valid::Flag),
+    f(
+        "tgi_quantize",
+        FieldTy::Str,
+        "TGI's `--quantize` value for this format",
+    )
+    .valid(Valid::Flag),
+    f(
+        "lmdeploy_format",
+        FieldTy::Str,
+        "LMDeploy's `--model-format` value for this format",
+    )
+    .valid(Valid::Flag),
+    f(
+        "mlx_mode",
+        FieldTy::Str,
+        "mlx-lm's `--q-mode` for this format (`mlx_lm.convert`)",
+    )
+    .valid(Valid::Flag),
+    f(
+        "group_size",
+        FieldTy::Number,
+        "weights per quantization group (`mlx_lm.convert --q-group-size`)",
+    )
+    .valid(Valid::Whole { min: 1 }),
 ];
 
 const KV: &[FieldSpec] = &[
@@ -605,6 +629,18 @@ const KV: &[FieldSpec] = &[
         "ollama_name",
         FieldTy::Str,
         "Ollama's `OLLAMA_KV_CACHE_TYPE` value",
+    )
+    .valid(Valid::Flag),
+    f(
+        "tgi_name",
+        FieldTy::Str,
+        "TGI's `--kv-cache-dtype` value (absent on a 16-bit cache: the model's dtype)",
+    )
+    .valid(Valid::Flag),
+    f(
+        "lmdeploy_quant_policy",
+        FieldTy::Str,
+        "LMDeploy TurboMind's `--quant-policy` value",
     )
     .valid(Valid::Flag),
 ];
@@ -665,6 +701,12 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Symbol(FALLBACKS),
         "what it does with weights whose tensor type the GPU lacks: `weight_only` kernels, `upcast` to 16 bit, or `none`",
     ),
+    f(
+        "kv_free_share",
+        FieldTy::Ratio,
+        "share of the memory left after weights and overhead that the KV cache may take (replaces `utilization`)",
+    )
+    .valid(Valid::Share),
 ];
 
 const RULE: &[FieldSpec] = &[

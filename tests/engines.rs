@@ -1,0 +1,527 @@
+//! The engines TGI, LMDeploy and MLX end to end through the real binary: each evaluates a
+//! deployment (`explain --format json`: verdict, memory breakdown, decode speed), each
+//! `export` writes its launch command with the engine's own flags, a quant an engine does
+//! not run is refused, values a flag cannot take are refused, and an `extends` copy of an
+//! engine behaves as the engine (behaviour from fields, not names).
+
+mod common;
+
+use common::{deployfit, json, scratch, stdout};
+use serde_json::Value;
+use std::path::PathBuf;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Writes `text` to a scratch file and returns its path.
+fn file(name: &str, text: &str) -> PathBuf {
+    let dir = scratch(&format!("engines_{name}"));
+    let path = dir.join(format!("{name}.deploy"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn deployment(name: &str, fields: &[(&str, &str)]) -> String {
+    let body: String = fields
+        .iter()
+        .map(|(k, v)| format!("    {k} = {v}\n"))
+        .collect();
+    format!("deployment {name} {{\n{body}}}\n")
+}
+
+/// `explain --format json` for one deployment: its object.
+fn explain(path: &PathBuf, name: &str) -> Value {
+    let out = deployfit(&[
+        "explain",
+        path.to_str().unwrap(),
+        "--deployment",
+        name,
+        "--format",
+        "json",
+    ]);
+    let report = json(&out);
+    let list = report.as_array().cloned().unwrap_or_else(|| vec![report]);
+    list.into_iter()
+        .find(|d| d["deployment"] == name)
+        .unwrap_or_else(|| panic!("no explanation of {name}: {}", stdout(&out)))
+}
+
+/// `export` of one deployment: exit code, stdout, stderr.
+fn export(path: &PathBuf, name: &str, engine: Option<&str>) -> (Option<i32>, String, String) {
+    let mut args = vec!["export", "--deployment", name];
+    if let Some(engine) = engine {
+        args.extend(["--engine", engine]);
+    }
+    args.push(path.to_str().unwrap());
+    let out = deployfit(&args);
+    (
+        out.status.code(),
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn bytes(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+const SERVING: &str = "
+engine my_tgi extends tgi {}
+engine my_lmdeploy extends lmdeploy {}
+engine my_mlx extends mlx {}
+";
+
+fn serving_file(name: &str) -> PathBuf {
+    let mut text = SERVING.to_string();
+    for (d, engine, quant, gpu, count, seqs, context) in [
+        ("tgi_bf16", "tgi", "bf16", "h100_sxm5", "1", "4", "8192"),
+        (
+            "tgi_awq",
+            "tgi",
+            "awq_int4",
+            "a100_sxm4_80gb",
+            "2",
+            "8",
+            "32768",
+        ),
+        (
+            "lmd_awq",
+            "lmdeploy",
+            "awq_int4",
+            "a100_sxm4_80gb",
+            "2",
+            "8",
+            "32768",
+        ),
+        (
+            "lmd_bf16",
+            "lmdeploy",
+            "bf16",
+            "h100_sxm5",
+            "1",
+            "4",
+            "8192",
+        ),
+        (
+            "mlx_4bit",
+            "mlx",
+            "mlx_4bit",
+            "m2_ultra_192gb",
+            "1",
+            "2",
+            "8192",
+        ),
+        (
+            "mlx_bf16",
+            "mlx",
+            "bf16",
+            "m2_ultra_192gb",
+            "1",
+            "1",
+            "4096",
+        ),
+        (
+            "copy_tgi_bf16",
+            "my_tgi",
+            "bf16",
+            "h100_sxm5",
+            "1",
+            "4",
+            "8192",
+        ),
+        (
+            "copy_lmd_awq",
+            "my_lmdeploy",
+            "awq_int4",
+            "a100_sxm4_80gb",
+            "2",
+            "8",
+            "32768",
+        ),
+        (
+            "copy_mlx_4bit",
+            "my_mlx",
+            "mlx_4bit",
+            "m2_ultra_192gb",
+            "1",
+            "2",
+            "8192",
+        ),
+    ] {
+        text.push_str(&deployment(
+            d,
+            &[
+                ("model", "llama_3_1_8b"),
+                ("quant", quant),
+                ("engine", engine),
+                ("gpu", gpu),
+                ("count", count),
+                ("seqs", seqs),
+                ("context", context),
+            ],
+        ));
+    }
+    file(name, &text)
+}
+
+#[test]
+fn each_new_engine_evaluates_a_deployment() {
+    let path = serving_file("evaluate");
+    for name in ["tgi_bf16", "lmd_awq", "mlx_4bit"] {
+        let e = explain(&path, name);
+        assert_eq!(e["verdict"], "comfortable", "{name}: {e:#}");
+        for field in [
+            "weights_bytes",
+            "kv_bytes",
+            "overhead_bytes",
+            "per_gpu_bytes",
+            "usable_bytes",
+        ] {
+            assert!(bytes(&e[field]) > 0.0, "{name}: {field} missing in {e:#}");
+        }
+        for field in ["decode_tps", "decode_tps_low", "decode_tps_high"] {
+            assert!(
+                e[field].as_f64().is_some_and(|s| s > 0.0),
+                "{name}: no {field} in {e:#}"
+            );
+        }
+    }
+
+    // TGI: 90 % of the GPU (cuda_memory_fraction 1.0 × TGI_WIGGLE_ROOM 0.90).
+    let tgi = explain(&path, "tgi_bf16");
+    let h100 = 80.0 * GIB;
+    assert_eq!(bytes(&tgi["usable_bytes"]), (h100 * 0.9).floor());
+
+    // LMDeploy: weights and overhead first, then 80 % of what is left for the KV cache.
+    let lmd = explain(&path, "lmd_awq");
+    let m = &lmd;
+    let fixed = bytes(&m["weights_bytes"]) / 2.0 + bytes(&m["overhead_bytes"]);
+    let a100 = 80.0 * GIB;
+    let expected = (fixed + 0.8 * (a100 - fixed)).floor();
+    assert!(
+        (bytes(&m["usable_bytes"]) - expected).abs() <= 1.0,
+        "LMDeploy usable {} vs {expected}",
+        m["usable_bytes"]
+    );
+    // The same deployment on vLLM's rule (90 % of the GPU) would allow more: the share of
+    // free memory is a different rule, not a renamed utilization.
+    assert!(bytes(&m["usable_bytes"]) < a100 * 0.9);
+
+    // MLX: the wired share of unified memory (three quarters above 36 GiB).
+    let mlx = explain(&path, "mlx_4bit");
+    assert_eq!(
+        bytes(&mlx["usable_bytes"]),
+        (192.0 * GIB * 0.75).floor()
+    );
+    // mlx_4bit is 4.5 bits per weight.
+    assert_eq!(
+        bytes(&mlx["weights_bytes"]),
+        (8_030_261_248.0_f64 * 4.5 / 8.0).round()
+    );
+}
+
+#[test]
+fn an_extends_copy_of_each_engine_evaluates_and_exports_as_the_engine() {
+    let path = serving_file("copies");
+    for (original, copy) in [
+        ("tgi_bf16", "copy_tgi_bf16"),
+        ("lmd_awq", "copy_lmd_awq"),
+        ("mlx_4bit", "copy_mlx_4bit"),
+    ] {
+        let mut a = explain(&path, original);
+        let mut b = explain(&path, copy);
+        for e in [&mut a, &mut b] {
+            let object = e.as_object_mut().unwrap();
+            for key in ["deployment", "engine", "line", "assumptions"] {
+                object.remove(key);
+            }
+        }
+        assert_eq!(a, b, "{copy} evaluates differently from {original}");
+        // Export without --engine follows the engine's dialect, copy or not.
+        let (code_a, text_a, _) = export(&path, original, None);
+        let (code_b, text_b, _) = export(&path, copy, None);
+        assert_eq!(code_a, Some(0));
+        assert_eq!(
+            (code_a, text_a),
+            (code_b, text_b),
+            "{copy} exports differently"
+        );
+    }
+}
+
+#[test]
+fn tgi_export_writes_the_launcher_flags() {
+    let path = serving_file("tgi_export");
+    let (code, text, err) = export(&path, "tgi_bf16", Some("tgi"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+         --num-shard 1 \\\n  \
+         --max-input-tokens 8191 \\\n  \
+         --max-total-tokens 8192 \\\n  \
+         --cuda-memory-fraction 1 \\\n  \
+         --port 3000\n"
+    );
+    // Without --engine: the deployment's engine decides.
+    assert_eq!(export(&path, "tgi_bf16", None).1, text);
+
+    let (code, text, err) = export(&path, "tgi_awq", Some("tgi"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "# meta-llama/Llama-3.1-8B is the base checkpoint: point `--model-id` at a AWQ repository of it.\n\
+         text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+         --num-shard 2 \\\n  \
+         --quantize awq \\\n  \
+         --max-input-tokens 32767 \\\n  \
+         --max-total-tokens 32768 \\\n  \
+         --cuda-memory-fraction 1 \\\n  \
+         --port 3000\n"
+    );
+}
+
+#[test]
+fn tgi_export_writes_fp8_weights_kv_and_the_memory_fraction() {
+    let text = deployment(
+        "d",
+        &[
+            ("model", "llama_3_1_8b"),
+            ("quant", "fp8"),
+            ("kv_cache", "fp8"),
+            ("engine", "tgi"),
+            ("gpu", "h100_sxm5"),
+            ("context", "4096"),
+            ("memory_utilization", "72%"),
+        ],
+    );
+    let path = file("tgi_fp8", &text);
+    let (code, out, err) = export(&path, "d", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out,
+        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+         --num-shard 1 \\\n  \
+         --quantize fp8 \\\n  \
+         --kv-cache-dtype fp8_e4m3fn \\\n  \
+         --max-input-tokens 4095 \\\n  \
+         --max-total-tokens 4096 \\\n  \
+         --cuda-memory-fraction 0.8 \\\n  \
+         --port 3000\n"
+    );
+}
+
+#[test]
+fn lmdeploy_export_writes_the_turbomind_flags() {
+    let path = serving_file("lmdeploy_export");
+    let (code, text, err) = export(&path, "lmd_awq", Some("lmdeploy"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "# meta-llama/Llama-3.1-8B is the base checkpoint: point `lmdeploy serve api_server` at a AWQ repository of it.\n\
+         lmdeploy serve api_server meta-llama/Llama-3.1-8B \\\n  \
+         --backend turbomind \\\n  \
+         --tp 2 \\\n  \
+         --session-len 32768 \\\n  \
+         --max-batch-size 8 \\\n  \
+         --cache-max-entry-count 0.8 \\\n  \
+         --quant-policy 0 \\\n  \
+         --model-format awq \\\n  \
+         --server-port 23333\n"
+    );
+    let (code, text, err) = export(&path, "lmd_bf16", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "lmdeploy serve api_server meta-llama/Llama-3.1-8B \\\n  \
+         --backend turbomind \\\n  \
+         --tp 1 \\\n  \
+         --session-len 8192 \\\n  \
+         --max-batch-size 4 \\\n  \
+         --cache-max-entry-count 0.8 \\\n  \
+         --quant-policy 0 \\\n  \
+         --server-port 23333\n"
+    );
+}
+
+#[test]
+fn mlx_export_converts_then_serves() {
+    let path = serving_file("mlx_export");
+    let (code, text, err) = export(&path, "mlx_4bit", Some("mlx"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "# Convert the checkpoint once, then serve the converted folder:\n\
+         mlx_lm.convert --hf-path meta-llama/Llama-3.1-8B --mlx-path mlx_models/Llama-3.1-8B-mlx_4bit \\\n  \
+         -q --q-bits 4 --q-group-size 64 --q-mode affine\n\
+         mlx_lm.server --model mlx_models/Llama-3.1-8B-mlx_4bit \\\n  \
+         --decode-concurrency 2 \\\n  \
+         --port 8080\n"
+    );
+    let (code, text, err) = export(&path, "mlx_bf16", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        text,
+        "mlx_lm.server --model meta-llama/Llama-3.1-8B \\\n  \
+         --decode-concurrency 1 \\\n  \
+         --port 8080\n"
+    );
+}
+
+#[test]
+fn a_quant_an_engine_does_not_run_is_refused() {
+    let mut text = String::new();
+    for (d, engine, quant, gpu) in [
+        ("tgi_gguf", "tgi", "Q4_K_M", "h100_sxm5"),
+        ("lmd_gguf", "lmdeploy", "Q4_K_M", "h100_sxm5"),
+        ("mlx_awq", "mlx", "awq_int4", "m2_ultra_192gb"),
+        ("vllm_mlx", "vllm", "mlx_4bit", "h100_sxm5"),
+    ] {
+        text.push_str(&deployment(
+            d,
+            &[
+                ("model", "llama_3_1_8b"),
+                ("quant", quant),
+                ("engine", engine),
+                ("gpu", gpu),
+                ("context", "4096"),
+            ],
+        ));
+    }
+    let path = file("mismatch", &text);
+    let out = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    let report = json(&out);
+    let mismatches: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "deploy::fit::quant_engine_mismatch")
+        .collect();
+    assert_eq!(mismatches.len(), 4, "{report:#}");
+    for (d, engine, quant) in [
+        ("tgi_gguf", "tgi", "Q4_K_M"),
+        ("lmd_gguf", "lmdeploy", "Q4_K_M"),
+        ("mlx_awq", "mlx", "awq_int4"),
+    ] {
+        let (code, out, err) = export(&path, d, None);
+        assert_eq!(code, Some(1), "{d}: {out}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains(&format!("{quant} weights do not run on {engine}")),
+            "{d}: {err}"
+        );
+    }
+}
+
+/// Values a flag cannot take are refused, with the fix.
+#[test]
+fn values_an_engine_flag_cannot_take_are_refused() {
+    let base = [
+        ("model", "llama_3_1_8b"),
+        ("quant", "bf16"),
+        ("gpu", "h100_sxm5"),
+        ("context", "4096"),
+    ];
+    let mut text = String::new();
+    let cases: [(&str, &str, &[(&str, &str)], &str); 6] = [
+        (
+            "tgi_too_much",
+            "tgi",
+            &[("memory_utilization", "95%")],
+            "set memory_utilization to at most 90% with TGI",
+        ),
+        (
+            "tgi_q8_kv",
+            "tgi",
+            &[("kv_cache", "q8_0")],
+            "TGI has no `q8_0` KV cache",
+        ),
+        (
+            "lmd_three",
+            "lmdeploy",
+            &[("count", "3")],
+            "LMDeploy's --tp must be a power of two, not 3",
+        ),
+        (
+            "lmd_fp8_kv",
+            "lmdeploy",
+            &[("kv_cache", "fp8")],
+            "LMDeploy TurboMind has no `fp8` KV cache",
+        ),
+        (
+            "mlx_two",
+            "mlx",
+            &[("count", "2")],
+            "export writes mlx_lm.server for one GPU, not count = 2",
+        ),
+        (
+            "tgi_one_token",
+            "tgi",
+            &[("context", "1")],
+            "TGI needs a context of at least 2 tokens, not 1",
+        ),
+    ];
+    for (name, engine, extra, _) in &cases {
+        let mut fields: Vec<(&str, &str)> = base
+            .iter()
+            .copied()
+            .filter(|(k, _)| !extra.iter().any(|(e, _)| e == k))
+            .collect();
+        fields.push(("engine", engine));
+        fields.extend(extra.iter().copied());
+        text.push_str(&deployment(name, &fields));
+    }
+    let path = file("refusals", &text);
+    for (name, _, _, expected) in &cases {
+        let (code, out, err) = export(&path, name, None);
+        assert_eq!(code, Some(1), "{name} was exported:\n{out}");
+        assert!(err.contains(expected), "{name}: {err}");
+        assert!(err.contains("help:"), "{name}: no fix in {err}");
+    }
+}
+
+#[test]
+fn an_engine_export_does_not_write_needs_an_explicit_target() {
+    let text = deployment(
+        "d",
+        &[
+            ("model", "llama_3_1_8b"),
+            ("quant", "bf16"),
+            ("engine", "sglang"),
+            ("gpu", "h100_sxm5"),
+            ("context", "4096"),
+        ],
+    );
+    let path = file("no_target", &text);
+    let (code, out, err) = export(&path, "d", None);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(err.contains("pass --engine"), "{err}");
+    // With a target it is written for that engine.
+    let (code, out, _) = export(&path, "d", Some("tgi"));
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("text-generation-launcher --model-id meta-llama/Llama-3.1-8B"));
+}
+
+#[test]
+fn a_user_controlled_id_is_quoted_or_refused() {
+    // An `hf` id is validated by `check`; export refuses one it cannot validate.
+    let text = "model bad extends llama_3_1_8b { hf = \"a/b; rm -rf ~\" }\n".to_string()
+        + &deployment(
+            "d",
+            &[
+                ("model", "bad"),
+                ("quant", "bf16"),
+                ("engine", "lmdeploy"),
+                ("gpu", "h100_sxm5"),
+                ("context", "4096"),
+            ],
+        );
+    let path = file("bad_id", &text);
+    for engine in ["tgi", "lmdeploy", "mlx"] {
+        let (code, out, err) = export(&path, "d", Some(engine));
+        assert_eq!(code, Some(1), "{engine}: {out}");
+        assert!(!out.contains("rm -rf"), "{engine}: {out}");
+        assert!(err.contains("`hf`"), "{engine}: {err}");
+    }
+}
