@@ -221,6 +221,9 @@ fn bad_values_exit_2_with_a_suggestion() {
         ),
         (&["--max-quant", "Q8_1"], &["Q8_0"]),
         (&["--vendor", "nv\u{1b}[31mdia"], &["\\u{1b}"]),
+        (&["--gpu", "rtx\u{202e}4090"], &["rtx\\u{202e}4090"]),
+        (&["--min-memory", "1.5.2 GB"], &["write 24 GB or 24 GiB"]),
+        (&["--max-memory", "24 ГБ"], &["`ГБ` is not a memory unit"]),
     ];
     for (args, wanted) in cases {
         fails_with(&[&base[..], *args].concat(), wanted);

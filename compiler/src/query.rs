@@ -278,14 +278,18 @@ fn quant_list<'db>(
     Ok(quants)
 }
 
-/// User text inside an error message: control characters escaped, at most 64
-/// characters.
+/// User text inside an error message: control and bidirectional-formatting characters
+/// escaped (`\u{1b}`), at most 64 characters.
 fn shown(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(64)
-        .flat_map(char::escape_default)
-        .collect();
+    let mut out = String::new();
+    for c in text.chars().take(64) {
+        let invisible = matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || invisible {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
     if text.chars().nth(64).is_some() {
         out.push('…');
     }
@@ -323,23 +327,17 @@ pub fn parse_memory(text: &str) -> Result<i128, String> {
     // `split` is the byte offset of a char found by `find`, or the length: a boundary.
     let (number, unit) = (&text[..split], text[split..].trim());
     let digits = number.chars().filter(char::is_ascii_digit).count();
+    let well_formed = digits > 0 && number.len() <= 24 && number.matches('.').count() <= 1;
     let bad = || {
         format!(
             "`{}` is not a memory size; write {}",
             shown(text),
             crate::units::Dim::BYTES
-                .suggest(if digits > 0 && number.len() <= 24 {
-                    number
-                } else {
-                    "24"
-                })
+                .suggest(if well_formed { number } else { "24" })
                 .unwrap_or_default()
         )
     };
-    if digits == 0 || text.len() > 64 || number.matches('.').count() > 1 {
-        return Err(bad());
-    }
-    if unit.is_empty() {
+    if !well_formed || text.len() > 64 || unit.is_empty() {
         return Err(bad());
     }
     let byte_units = ["B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"];
