@@ -104,6 +104,9 @@ enum Command {
         /// No weight format with fewer bits per weight than this one.
         #[arg(long)]
         min_quant: Option<String>,
+        /// No weight format with more bits per weight than this one (a quality cap: Q8_0).
+        #[arg(long)]
+        max_quant: Option<String>,
         /// Tokens per sequence (8192, 32k).
         #[arg(long, default_value = "8k")]
         context: String,
@@ -115,6 +118,29 @@ enum Command {
         kv: String,
         #[arg(long, value_enum, default_value_t = Sort::Speed)]
         sort: Sort,
+        /// Only GPUs with at least this much memory, unit required: 24GiB, 24 GB.
+        #[arg(long)]
+        min_memory: Option<String>,
+        /// Only GPUs with at most this much memory: 48GiB, 80 GB.
+        #[arg(long)]
+        max_memory: Option<String>,
+        /// Only these vendors: nvidia, amd, intel, apple (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        vendor: Vec<String>,
+        /// Only these segments: datacenter, workstation, consumer, laptop, apple, mining,
+        /// embedded (comma-separated). Mining and embedded cards are only named in the
+        /// summaries when asked for here.
+        #[arg(long, value_delimiter = ',')]
+        segment: Vec<String>,
+        /// Only the GPUs where the model fits.
+        #[arg(long)]
+        fits_only: bool,
+        /// Exactly these catalog GPUs, in this order (comma-separated: rtx_4090,h100_sxm5).
+        #[arg(long, value_delimiter = ',', conflicts_with = "here")]
+        gpu: Vec<String>,
+        /// A .deploy file whose GPUs, models, quants and engines join the catalog.
+        #[arg(long, conflicts_with = "here")]
+        file: Option<PathBuf>,
         /// Only the GPUs of this machine (`deployfit hardware`).
         #[arg(long)]
         here: bool,
@@ -318,11 +344,19 @@ fn main() -> ExitCode {
             model,
             quant,
             min_quant,
+            max_quant,
             context,
             seqs,
             engine,
             kv,
             sort,
+            min_memory,
+            max_memory,
+            vendor,
+            segment,
+            fits_only,
+            gpu,
+            file,
             here,
             format,
         } => gpus(
@@ -330,6 +364,7 @@ fn main() -> ExitCode {
                 model,
                 quant,
                 min_quant,
+                max_quant,
                 context: 0,
                 seqs,
                 engine,
@@ -339,9 +374,20 @@ fn main() -> ExitCode {
                     Sort::Cost => deployfit_compiler::query::SortBy::Cost,
                     Sort::Memory => deployfit_compiler::query::SortBy::Memory,
                 },
+                min_memory: None,
+                max_memory: None,
+                vendors: vendor,
+                segments: segment,
+                fits_only,
+                gpus: gpu,
             },
-            &context,
-            here,
+            GpusArgs {
+                context,
+                min_memory,
+                max_memory,
+                file,
+                here,
+            },
             format,
         ),
         Command::Models {
@@ -646,17 +692,43 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
 }
 
+/// The `gpus` arguments that need parsing or loading before the request is complete.
+struct GpusArgs {
+    context: String,
+    min_memory: Option<String>,
+    max_memory: Option<String>,
+    file: Option<PathBuf>,
+    here: bool,
+}
+
 fn gpus(
     mut request: deployfit_compiler::query::GpusRequest,
-    context: &str,
-    here: bool,
+    args: GpusArgs,
     format: TableFormat,
 ) -> Result<u8, String> {
-    request.context = parse_context(context)?;
+    use deployfit_compiler::query::parse_memory;
+    request.context = parse_context(&args.context)?;
     if request.seqs == 0 {
         return Err("--seqs must be at least 1".into());
     }
+    let memory = |flag: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(parse_memory)
+            .transpose()
+            .map_err(|e| format!("--{flag}: {e}"))
+    };
+    request.min_memory = memory("min-memory", &args.min_memory)?;
+    request.max_memory = memory("max-memory", &args.max_memory)?;
+    let here = args.here;
     let mut workspace = Workspace::new();
+    let file = match &args.file {
+        Some(path) => Some(
+            workspace
+                .load(path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?,
+        ),
+        None => None,
+    };
     let report = if here {
         let (report, hardware) =
             workspace.gpus_here(&request, &deployfit_compiler::hardware::SystemProbe)?;
@@ -667,7 +739,7 @@ fn gpus(
         }
         report
     } else {
-        workspace.gpus(&request)?
+        workspace.gpus_with(&request, file)?
     };
     match format {
         TableFormat::Json => print_json(&report)?,

@@ -118,6 +118,23 @@ pub fn solution(s: &Solution) -> String {
     out
 }
 
+fn bandwidth(gbs: Option<f64>) -> String {
+    gbs.map(|b| format!("{b:.0} GB/s"))
+        .unwrap_or_else(|| "—".into())
+}
+
+fn share(percent: Option<f64>) -> String {
+    percent
+        .map(|p| format!("{p:.0}%"))
+        .unwrap_or_else(|| "—".into())
+}
+
+fn tps(value: Option<f64>) -> String {
+    value
+        .map(|v| format!("{v:.1}"))
+        .unwrap_or_else(|| "—".into())
+}
+
 pub fn gpus(r: &GpusReport) -> String {
     let mut out = format!(
         "{}: which GPUs run it at {} × {} sequence{} ({} engine)\n\n",
@@ -134,8 +151,10 @@ pub fn gpus(r: &GpusReport) -> String {
             vec![
                 f.gpu.clone(),
                 gib(f.memory_bytes),
+                bandwidth(f.bandwidth_gbs),
                 f.quant.clone().unwrap_or_else(|| "—".into()),
                 gib(f.needed_bytes),
+                share(f.memory_share),
                 f.verdict
                     .map(|v| v.describe().to_string())
                     .unwrap_or_else(|| "unknown".into()),
@@ -148,24 +167,65 @@ pub fn gpus(r: &GpusReport) -> String {
         &[
             "gpu",
             "memory",
+            "bandwidth",
             "best quant",
             "needs",
+            "% mem",
             "fit",
             "decode tok/s",
             "price",
         ],
         &rows,
-        &[0, 2, 4],
+        &[0, 3, 6],
     ));
+    let listed = if r.total == r.catalog {
+        format!("{} catalog GPUs", r.total)
+    } else {
+        format!("{} GPUs listed ({} in the catalog)", r.total, r.catalog)
+    };
     out.push_str(&format!(
-        "\n{} of {} catalog GPUs run it. Smallest that fits: {}. Fastest: {}. Median decode: {}.\n",
+        "\n{} of {listed} run it. Smallest that fits: {}. Fastest: {}. Median decode: {}.\n",
         r.runs_on,
-        r.total,
         r.smallest.as_deref().unwrap_or("none"),
         r.fastest.as_deref().unwrap_or("none"),
         r.median_decode_tps
             .map(|m| format!("{m:.1} tok/s"))
             .unwrap_or_else(|| "—".into())
+    ));
+    let classes: Vec<Vec<String>> = r
+        .memory_classes
+        .iter()
+        .map(|c| {
+            let range = match c.below_bytes {
+                Some(below) => format!("{}–{} GiB", c.class_gib, below >> 30),
+                None => format!("{}+ GiB", c.class_gib),
+            };
+            vec![
+                range,
+                format!("{}", c.gpus),
+                format!("{}", c.fitting),
+                c.best_quant.clone().unwrap_or_else(|| "—".into()),
+                gib(c.needed_bytes),
+                tps(c.median_decode_tps),
+                tps(c.best_decode_tps),
+                c.fastest.clone().unwrap_or_else(|| "—".into()),
+            ]
+        })
+        .collect();
+    out.push_str("\nBy memory (GPUs listed with at least the class's memory, below the next):\n");
+    out.push_str(&grid(
+        &[
+            "memory",
+            "gpus",
+            "fit",
+            "best quant",
+            "needs",
+            "median tok/s",
+            "best tok/s",
+            "fastest",
+        ],
+        &classes,
+        &[0, 3, 7],
     ));
     out
 }

@@ -502,6 +502,7 @@ fn gpus_here_keeps_the_machines_gpus() {
         engine: "llamacpp".into(),
         kv_cache: "fp16".into(),
         sort: deployfit_compiler::query::SortBy::Speed,
+        ..Default::default()
     };
     let probe = RecordedProbe {
         nvidia_smi: Some(fixture("nvidia-smi-2x4090.csv")),

@@ -215,6 +215,9 @@ fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>)
         .map(|(name, key)| (name, eval::entry_of(db, key)))
         .filter_map(|(name, entry)| {
             let price = entry.number("price")?;
+            if !buyable_segment(entry.symbol("segment")) {
+                return None;
+            }
             let variant = Inputs {
                 gpu: entry,
                 gpu_name: name,
@@ -265,9 +268,23 @@ fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>)
     }
 }
 
+/// Segments (`schema::SEGMENTS`) whose GPUs are named only when the user asked for them:
+/// mining cards (sold for hashing, often with cut-down buses and no display outputs) and
+/// embedded modules are not what someone buying a GPU for a model goes out to buy. The
+/// "smallest GPU" of `matrix`, the `does_not_fit` alternatives and the summaries of `gpus`
+/// skip them (docs/cli.md).
+pub const ON_REQUEST_SEGMENTS: &[&str] = &["mining", "embedded"];
+
+/// Whether a GPU of this segment may be suggested unasked; a GPU without a segment (the
+/// catalog does not say) counts as buyable.
+pub fn buyable_segment(segment: Option<&str>) -> bool {
+    segment.is_none_or(|s| !ON_REQUEST_SEGMENTS.contains(&s))
+}
+
 /// Changes that make a deployment that does not fit fit, found in the catalog: the
 /// largest weight format below the current one that runs on the engine, and the cheapest
-/// priced GPU (same count).
+/// priced GPU (same count) — a buyable one, or one of the deployment's own GPU's segment
+/// (a user on a mining card asked for mining cards).
 fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<String> {
     let mut out = Vec::new();
     let current_bpw = inputs.quant.number("bpw").unwrap_or(f64::INFINITY);
@@ -293,6 +310,10 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
     let mut gpus: Vec<(f64, &str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
         .map(|(name, key)| (name, eval::entry_of(db, key)))
+        .filter(|(_, entry)| {
+            let segment = entry.symbol("segment");
+            buyable_segment(segment) || segment == inputs.gpu.symbol("segment")
+        })
         .filter_map(|(name, entry)| entry.number("price").map(|price| (price, name, entry)))
         .collect();
     gpus.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));

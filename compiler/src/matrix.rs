@@ -48,7 +48,8 @@ pub struct Row {
     /// The engines the figures cover.
     pub engines: Vec<String>,
     /// The smallest catalog GPU (by memory, then price) that holds the model at the
-    /// middle context with one GPU, if any.
+    /// middle context with one GPU, if any; mining and embedded parts are skipped
+    /// (`candidate::ON_REQUEST_SEGMENTS`).
     pub smallest_gpu: Option<String>,
 }
 
@@ -93,6 +94,8 @@ pub fn matrix(
     let mut gpus: Vec<(f64, f64, &str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
+        // Mining and embedded parts are not suggested unasked.
+        .filter(|(_, entry)| crate::candidate::buyable_segment(entry.symbol("segment")))
         .filter_map(|(name, entry)| {
             let memory = entry.number("memory")?;
             Some((

@@ -12,26 +12,54 @@ use crate::syntax::ast::DeclKind;
 use crate::units::per_hour;
 
 /// How `gpus` orders its rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortBy {
+    #[default]
     Speed,
     Cost,
     Memory,
 }
 
-#[derive(Clone, Debug)]
+/// What `gpus` is asked. `Default` gives no filter at all (an empty model, context 0):
+/// set at least `model`, `context`, `seqs`, `engine` and `kv_cache`.
+#[derive(Clone, Debug, Default)]
 pub struct GpusRequest {
     pub model: String,
     /// Only this weight format.
     pub quant: Option<String>,
     /// No format with fewer bits per weight than this one.
     pub min_quant: Option<String>,
+    /// No format with more bits per weight than this one (a quality cap: `Q8_0` keeps
+    /// `bf16` out of every row, the fastest included).
+    pub max_quant: Option<String>,
     pub context: u64,
     pub seqs: u64,
     pub engine: String,
     pub kv_cache: String,
     pub sort: SortBy,
+    /// Only GPUs with at least this much memory (bytes; `parse_memory`).
+    pub min_memory: Option<i128>,
+    /// Only GPUs with at most this much memory (bytes).
+    pub max_memory: Option<i128>,
+    /// Only GPUs of these vendors (`schema::VENDORS`); empty: any.
+    pub vendors: Vec<String>,
+    /// Only GPUs of these segments (`schema::SEGMENTS`); empty: any, a GPU without a
+    /// segment included. Naming `mining` or `embedded` here also lets the summaries name
+    /// such cards (`candidate::ON_REQUEST_SEGMENTS`).
+    pub segments: Vec<String>,
+    /// Only the rows where the model fits.
+    pub fits_only: bool,
+    /// Exactly these catalog GPUs, in this order (seed 000's hardware table); empty: all.
+    pub gpus: Vec<String>,
 }
+
+/// The longest list `--vendor`, `--segment` or `--gpu` may give.
+pub const MAX_LIST: usize = 1024;
+
+/// The memory classes of the summary (seed 004's FAQ: "can I run it on a GPU holding
+/// 8 GB?"): a GPU is in class `c` when its memory is at least `c` GiB and below the next
+/// class; the last class has no upper bound.
+pub const MEMORY_CLASSES_GIB: &[u64] = &[8, 12, 16, 24, 32, 48, 80];
 
 /// One catalog GPU for one model: the best weight format that fits.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,18 +69,50 @@ pub struct Fit {
     pub model: String,
     pub memory_bytes: Option<i128>,
     pub bandwidth_gbs: Option<f64>,
+    /// The GPU's maker, segment and architecture, as the catalog gives them.
+    pub vendor: Option<String>,
+    pub segment: Option<String>,
+    pub arch: Option<String>,
     /// The weight format with the most bits per weight that fits (or the smallest allowed
     /// one, when none fits).
     pub quant: Option<String>,
     pub bpw: Option<f64>,
     pub needed_bytes: Option<i128>,
     pub usable_bytes: Option<i128>,
+    /// The percentage of the GPU's memory the deployment needs: `needed_bytes /
+    /// memory_bytes × 100` (above 100 where it does not fit).
+    pub memory_share: Option<f64>,
     pub verdict: Option<Verdict>,
     pub fits: bool,
     pub decode_tps: Option<f64>,
     pub decode_tps_low: Option<f64>,
     pub decode_tps_high: Option<f64>,
     pub cost_per_hour: Option<f64>,
+}
+
+/// One memory class of a `gpus` report: the GPUs listed whose memory falls in it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemoryClass {
+    /// The class, in GiB (8, 12, …, 80).
+    pub class_gib: u64,
+    /// Memory at least this (bytes)…
+    pub min_bytes: i128,
+    /// …and below this (bytes); none for the last class.
+    pub below_bytes: Option<i128>,
+    /// Listed GPUs in the class, and how many of them run the model.
+    pub gpus: usize,
+    pub fitting: usize,
+    /// The weight format with the most bits per weight that fits some GPU of the class,
+    /// and the least memory it needs there.
+    pub best_quant: Option<String>,
+    pub best_bpw: Option<f64>,
+    pub needed_bytes: Option<i128>,
+    /// The median decode speed over the class's fitting GPUs.
+    pub median_decode_tps: Option<f64>,
+    /// The fastest fitting GPU of the class (a buyable one first, as for `fastest`) and
+    /// its speed.
+    pub fastest: Option<String>,
+    pub best_decode_tps: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,13 +122,22 @@ pub struct GpusReport {
     pub seqs: u64,
     pub engine: String,
     pub rows: Vec<Fit>,
-    /// How many catalog GPUs run the model at all, of how many.
+    /// How many of the listed GPUs run the model at all, of how many listed.
     pub runs_on: usize,
     pub total: usize,
-    /// The card with the least memory that fits, the fastest, and the median speed.
+    /// How many GPUs the catalog has, before any filter.
+    pub catalog: usize,
+    /// The card with the least memory that fits, the fastest, and the median speed. The
+    /// two cards named are buyable ones (`candidate::ON_REQUEST_SEGMENTS` excluded) when
+    /// any of those fits, unless the request named segments.
     pub smallest: Option<String>,
     pub fastest: Option<String>,
     pub median_decode_tps: Option<f64>,
+    /// The summary per memory class (`MEMORY_CLASSES_GIB`), smallest class first.
+    pub memory_classes: Vec<MemoryClass>,
+    /// Whether the cards the summaries name prefer buyable segments (no `--segment`).
+    #[serde(skip)]
+    prefer_buyable: bool,
 }
 
 use crate::eval::entry::catalog_entry as lookup;
@@ -81,6 +150,14 @@ struct Setup<'a, 'db> {
     engine_name: &'a str,
     context: u64,
     seqs: u64,
+}
+
+/// The name of a symbol or reference field (`vendor = nvidia`, `arch = ada`).
+fn word(entry: &Entry<'_>, field: &str) -> Option<String> {
+    match entry.fields.get(field) {
+        Some(Value::Symbol(word)) | Some(Value::Ref(_, word)) => Some(word.clone()),
+        _ => None,
+    }
 }
 
 /// The best format of `quants` (most bits first) for one model on one GPU.
@@ -117,10 +194,14 @@ fn best_fit<'a, 'db>(
         model: model_name.to_string(),
         memory_bytes: gpu.number("memory").map(|m| m as i128),
         bandwidth_gbs: gpu.number("bandwidth").map(|b| b / 1e9),
+        vendor: word(gpu, "vendor"),
+        segment: word(gpu, "segment"),
+        arch: word(gpu, "arch"),
         quant: None,
         bpw: None,
         needed_bytes: None,
         usable_bytes: None,
+        memory_share: None,
         verdict: None,
         fits: false,
         decode_tps: None,
@@ -140,6 +221,10 @@ fn best_fit<'a, 'db>(
         fit.usable_bytes = b.usable_bytes;
         fit.verdict = b.verdict;
         fit.fits = b.verdict.is_some_and(|v| v != Verdict::DoesNotFit);
+        fit.memory_share = fit
+            .memory_bytes
+            .filter(|m| *m > 0)
+            .map(|m| b.per_gpu_bytes as f64 / m as f64 * 100.0);
     }
     // A speed only means something where the model fits.
     if fit.fits {
@@ -150,20 +235,26 @@ fn best_fit<'a, 'db>(
     fit
 }
 
-/// The weight formats to try, most bits per weight first.
+/// The weight formats to try, most bits per weight first: `only` alone, or those
+/// between `min` and `max` bits per weight (inclusive).
 fn quant_list<'db>(
     db: &'db dyn Db,
     scope: &'db Scope<'db>,
     engine: &str,
     only: Option<&str>,
     min: Option<&str>,
+    max: Option<&str>,
 ) -> Result<Vec<(&'db str, f64, &'db Entry<'db>)>, String> {
-    let floor = match min {
-        Some(name) => lookup(db, scope, DeclKind::Quant, name)?
-            .number("bpw")
-            .unwrap_or(0.0),
-        None => 0.0,
+    let bpw_of = |name: Option<&str>, default: f64| -> Result<f64, String> {
+        Ok(match name {
+            Some(name) => lookup(db, scope, DeclKind::Quant, name)?
+                .number("bpw")
+                .unwrap_or(default),
+            None => default,
+        })
     };
+    let floor = bpw_of(min, 0.0)?;
+    let ceiling = bpw_of(max, f64::INFINITY)?;
     let engine_entry = lookup(db, scope, DeclKind::Engine, engine)?;
     if let Some(name) = only {
         lookup(db, scope, DeclKind::Quant, name)?;
@@ -173,20 +264,125 @@ fn quant_list<'db>(
         .filter(|(name, _)| only.is_none_or(|o| o == *name))
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
-        .filter(|(_, bpw, entry)| *bpw >= floor && entry.runs_on_engine(engine, engine_entry))
+        .filter(|(_, bpw, entry)| {
+            *bpw >= floor && *bpw <= ceiling && entry.runs_on_engine(engine, engine_entry)
+        })
         .collect();
     quants.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     if quants.is_empty() {
         return Err(format!(
-            "no weight format runs on `{engine}` with these limits"
+            "no weight format runs on `{engine}` with these limits (--quant, --min-quant, --max-quant); \
+             widen them"
         ));
     }
     Ok(quants)
 }
 
-/// Every catalog GPU for one model.
+/// User text inside an error message: control and bidirectional-formatting characters
+/// escaped (`\u{1b}`), at most 64 characters.
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(64) {
+        let invisible = matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || invisible {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if text.chars().nth(64).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Checks each of `given` against `valid`; an unknown one is an error naming the closest
+/// valid value and the list.
+fn check_words(what: &str, given: &[String], valid: &[&str]) -> Result<(), String> {
+    if given.len() > MAX_LIST {
+        return Err(format!("at most {MAX_LIST} {what} values"));
+    }
+    for word in given {
+        if !valid.contains(&word.as_str()) {
+            let hint = crate::names::closest(word, valid.iter().copied())
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown {what} `{}`; {hint}valid: {}",
+                shown(word),
+                valid.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a memory size for `--min-memory`/`--max-memory` with the language's units:
+/// `24GiB`, `24 GB`, `1.5 TiB`. The unit is required, so GB (10⁹) and GiB (2³⁰) are named.
+pub fn parse_memory(text: &str) -> Result<i128, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    // `split` is the byte offset of a char found by `find`, or the length: a boundary.
+    let (number, unit) = (&text[..split], text[split..].trim());
+    let digits = number.chars().filter(char::is_ascii_digit).count();
+    let well_formed = digits > 0 && number.len() <= 24 && number.matches('.').count() <= 1;
+    let bad = || {
+        format!(
+            "`{}` is not a memory size; write {}",
+            shown(text),
+            crate::units::Dim::BYTES
+                .suggest(if well_formed { number } else { "24" })
+                .unwrap_or_default()
+        )
+    };
+    if !well_formed || text.len() > 64 || unit.is_empty() {
+        return Err(bad());
+    }
+    let byte_units = ["B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"];
+    if !byte_units.contains(&unit) {
+        let hint = crate::names::closest(unit, byte_units.iter().copied())
+            .map(|c| format!("did you mean `{number} {c}`? "))
+            .unwrap_or_default();
+        return Err(format!(
+            "`{}` is not a memory unit; {hint}use GB (10^9 bytes) or GiB (2^30 bytes)",
+            shown(unit)
+        ));
+    }
+    let quantity = crate::units::literal(number, None, Some(unit)).ok_or_else(bad)?;
+    let bytes = quantity.value();
+    if quantity.dim != crate::units::Dim::BYTES || !bytes.is_finite() || bytes > 1e18 {
+        return Err(bad());
+    }
+    Ok(bytes.round() as i128)
+}
+
+/// Every catalog GPU for one model, or the ones the request's filters keep.
 pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<GpusReport, String> {
+    use crate::eval::schema::{SEGMENTS, VENDORS};
+    check_words("vendor", &request.vendors, VENDORS)?;
+    check_words("segment", &request.segments, SEGMENTS)?;
+    if let (Some(low), Some(high)) = (request.min_memory, request.max_memory)
+        && low > high
+    {
+        return Err("--min-memory is larger than --max-memory; no GPU is in between".into());
+    }
     let scope = crate::names::scope(db, file);
+    if request.gpus.len() > MAX_LIST {
+        return Err(format!("at most {MAX_LIST} GPUs in --gpu"));
+    }
+    for gpu in &request.gpus {
+        if scope.lookup(DeclKind::Gpu, gpu).is_none() {
+            let hint = crate::names::closest(gpu, scope.names(DeclKind::Gpu).map(|(n, _)| n))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return Err(format!(
+                "`{}` is not a catalog GPU{hint} (`deployfit gpus MODEL` lists them)",
+                shown(gpu)
+            ));
+        }
+    }
     let model_name = model_for_query(db, scope, &request.model)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let setup = Setup {
@@ -205,31 +401,57 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
         &request.engine,
         request.quant.as_deref(),
         request.min_quant.as_deref(),
+        request.max_quant.as_deref(),
     )?;
-    let mut rows: Vec<Fit> = scope
+    // The GPUs to consider: the ones named, in their order, or the whole catalog.
+    let catalog: Vec<(&str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
-        .map(|(name, key)| {
-            best_fit(
-                &setup,
-                &model_name,
-                model,
-                name,
-                crate::eval::entry_of(db, key),
-                &quants,
-            )
-        })
+        .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .collect();
-    let key = |f: &Fit| match request.sort {
-        SortBy::Speed => -f.decode_tps.unwrap_or(0.0),
-        SortBy::Cost => f.cost_per_hour.unwrap_or(f64::INFINITY),
-        SortBy::Memory => f.memory_bytes.map(|m| m as f64).unwrap_or(f64::INFINITY),
+    let mut chosen: Vec<(&str, &Entry<'_>)> = if request.gpus.is_empty() {
+        catalog.clone()
+    } else {
+        let mut seen = std::collections::BTreeSet::new();
+        request
+            .gpus
+            .iter()
+            .filter(|name| seen.insert(name.as_str()))
+            .filter_map(|name| catalog.iter().find(|(n, _)| n == name).copied())
+            .collect()
     };
-    rows.sort_by(|a, b| {
-        b.fits
-            .cmp(&a.fits)
-            .then(key(a).total_cmp(&key(b)))
-            .then(a.gpu.cmp(&b.gpu))
+    let in_list = |list: &[String], value: Option<&str>| {
+        list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
+    };
+    chosen.retain(|(_, gpu)| {
+        let memory = gpu.number("memory");
+        let memory_ok = |bound: Option<i128>, keep: fn(f64, f64) -> bool| {
+            bound.is_none_or(|b| memory.is_some_and(|m| keep(m, b as f64)))
+        };
+        memory_ok(request.min_memory, |m, b| m >= b)
+            && memory_ok(request.max_memory, |m, b| m <= b)
+            && in_list(&request.vendors, gpu.symbol("vendor"))
+            && in_list(&request.segments, gpu.symbol("segment"))
     });
+    let mut rows: Vec<Fit> = chosen
+        .iter()
+        .map(|(name, gpu)| best_fit(&setup, &model_name, model, name, gpu, &quants))
+        .collect();
+    if request.fits_only {
+        rows.retain(|f| f.fits);
+    }
+    if request.gpus.is_empty() {
+        let key = |f: &Fit| match request.sort {
+            SortBy::Speed => -f.decode_tps.unwrap_or(0.0),
+            SortBy::Cost => f.cost_per_hour.unwrap_or(f64::INFINITY),
+            SortBy::Memory => f.memory_bytes.map(|m| m as f64).unwrap_or(f64::INFINITY),
+        };
+        rows.sort_by(|a, b| {
+            b.fits
+                .cmp(&a.fits)
+                .then(key(a).total_cmp(&key(b)))
+                .then(a.gpu.cmp(&b.gpu))
+        });
+    }
     let mut report = GpusReport {
         model: model_name,
         context: request.context,
@@ -237,13 +459,52 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
         engine: request.engine.clone(),
         runs_on: 0,
         total: 0,
+        catalog: catalog.len(),
         rows,
         smallest: None,
         fastest: None,
         median_decode_tps: None,
+        memory_classes: Vec::new(),
+        prefer_buyable: request.segments.is_empty(),
     };
     report.summarize();
     Ok(report)
+}
+
+/// The rows a summary may name: the buyable fitting ones when any fits (and the report
+/// prefers them), else every fitting one.
+fn nameable<'r>(rows: &[&'r Fit], prefer_buyable: bool) -> Vec<&'r Fit> {
+    let fitting: Vec<&Fit> = rows.iter().copied().filter(|f| f.fits).collect();
+    if prefer_buyable {
+        let buyable: Vec<&Fit> = fitting
+            .iter()
+            .copied()
+            .filter(|f| crate::candidate::buyable_segment(f.segment.as_deref()))
+            .collect();
+        if !buyable.is_empty() {
+            return buyable;
+        }
+    }
+    fitting
+}
+
+fn fastest<'r>(rows: &[&'r Fit]) -> Option<&'r Fit> {
+    rows.iter().copied().max_by(|a, b| {
+        a.decode_tps
+            .unwrap_or(0.0)
+            .total_cmp(&b.decode_tps.unwrap_or(0.0))
+            .then(b.gpu.cmp(&a.gpu))
+    })
+}
+
+fn median(rows: &[&Fit]) -> Option<f64> {
+    let mut speeds: Vec<f64> = rows
+        .iter()
+        .filter(|f| f.fits)
+        .filter_map(|f| f.decode_tps)
+        .collect();
+    speeds.sort_by(f64::total_cmp);
+    (!speeds.is_empty()).then(|| speeds[speeds.len() / 2])
 }
 
 impl GpusReport {
@@ -255,10 +516,11 @@ impl GpusReport {
     }
 
     /// How many GPUs run the model, of how many; the smallest and the fastest that fit;
-    /// the median speed.
+    /// the median speed; the memory classes.
     fn summarize(&mut self) {
-        let fitting: Vec<&Fit> = self.rows.iter().filter(|f| f.fits).collect();
-        self.smallest = fitting
+        let all: Vec<&Fit> = self.rows.iter().collect();
+        let named = nameable(&all, self.prefer_buyable);
+        self.smallest = named
             .iter()
             .min_by(|a, b| {
                 a.memory_bytes
@@ -267,21 +529,58 @@ impl GpusReport {
                     .then(a.gpu.cmp(&b.gpu))
             })
             .map(|f| f.gpu.clone());
-        self.fastest = fitting
-            .iter()
-            .max_by(|a, b| {
-                a.decode_tps
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.decode_tps.unwrap_or(0.0))
-                    .then(b.gpu.cmp(&a.gpu))
-            })
-            .map(|f| f.gpu.clone());
-        let mut speeds: Vec<f64> = fitting.iter().filter_map(|f| f.decode_tps).collect();
-        speeds.sort_by(f64::total_cmp);
-        self.median_decode_tps = (!speeds.is_empty()).then(|| speeds[speeds.len() / 2]);
-        self.runs_on = fitting.len();
+        self.fastest = fastest(&named).map(|f| f.gpu.clone());
+        self.median_decode_tps = median(&all);
+        self.runs_on = all.iter().filter(|f| f.fits).count();
         self.total = self.rows.len();
+        self.memory_classes = memory_classes(&all, self.prefer_buyable);
     }
+}
+
+/// The summary of each memory class over `rows`.
+fn memory_classes(rows: &[&Fit], prefer_buyable: bool) -> Vec<MemoryClass> {
+    const GIB: i128 = 1 << 30;
+    MEMORY_CLASSES_GIB
+        .iter()
+        .enumerate()
+        .map(|(i, &class)| {
+            let min_bytes = class as i128 * GIB;
+            let below_bytes = MEMORY_CLASSES_GIB.get(i + 1).map(|&c| c as i128 * GIB);
+            let members: Vec<&Fit> = rows
+                .iter()
+                .copied()
+                .filter(|f| {
+                    f.memory_bytes
+                        .is_some_and(|m| m >= min_bytes && below_bytes.is_none_or(|b| m < b))
+                })
+                .collect();
+            let fitting: Vec<&Fit> = members.iter().copied().filter(|f| f.fits).collect();
+            let best = fitting
+                .iter()
+                .copied()
+                .filter(|f| f.bpw.is_some())
+                .max_by(|a, b| {
+                    a.bpw
+                        .unwrap_or(0.0)
+                        .total_cmp(&b.bpw.unwrap_or(0.0))
+                        .then(b.needed_bytes.cmp(&a.needed_bytes))
+                });
+            let top = fastest(&nameable(&members, prefer_buyable));
+            MemoryClass {
+                class_gib: class,
+                min_bytes,
+                below_bytes,
+                gpus: members.len(),
+                fitting: fitting.len(),
+                best_quant: best.and_then(|f| f.quant.clone()),
+                best_bpw: best.and_then(|f| f.bpw),
+                needed_bytes: best.and_then(|f| f.needed_bytes),
+                median_decode_tps: median(&members),
+                fastest: top.map(|f| f.gpu.clone()),
+                best_decode_tps: top.and_then(|f| f.decode_tps),
+            }
+        })
+        .collect()
 }
 
 /// Every catalog model on one GPU.
@@ -303,7 +602,7 @@ pub fn models(
         context,
         seqs: 1,
     };
-    let quants = quant_list(db, scope, engine, None, None)?;
+    let quants = quant_list(db, scope, engine, None, None, None)?;
     let mut rows: Vec<Fit> = scope
         .names(DeclKind::Model)
         .map(|(name, key)| {

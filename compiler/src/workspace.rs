@@ -419,8 +419,21 @@ impl Workspace {
         &mut self,
         request: &crate::query::GpusRequest,
     ) -> Result<crate::query::GpusReport, String> {
+        self.gpus_with(request, None)
+    }
+
+    /// `gpus` with the GPUs, models, quants and engines of a loaded file joining the
+    /// catalog (`gpus --file`).
+    pub fn gpus_with(
+        &mut self,
+        request: &crate::query::GpusRequest,
+        file: Option<SourceFile>,
+    ) -> Result<crate::query::GpusReport, String> {
         self.want_model(&request.model);
-        let file = self.catalog_file();
+        let file = match file {
+            Some(file) => file,
+            None => self.catalog_file(),
+        };
         crate::query::gpus(&self.db, file, request)
     }
 
