@@ -208,6 +208,8 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
     )?;
     let mut rows: Vec<Fit> = scope
         .names(DeclKind::Gpu)
+        // `gpu = cpu` (`device = cpu`) is not a card to list.
+        .filter(|(_, key)| crate::eval::entry_of(db, *key).symbol("device") != Some("cpu"))
         .map(|(name, key)| {
             best_fit(
                 &setup,

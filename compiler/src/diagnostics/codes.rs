@@ -130,6 +130,8 @@ codes! {
         "built-in rule (info): the KV cache cannot be split evenly over the GPUs, so parts are replicated";
     FitLowBitQuant = "deploy::fit::low_bit_quant",
         "built-in rule: the weights are packed in fewer than 4 bits";
+    FitOffloadUnsupported = "deploy::fit::offload_unsupported",
+        "`offload = auto` on an engine that cannot keep layers in system RAM";
     Rule = "deploy::rule::NAME",
         "a user rule named NAME fired (its code unless the rule sets `code`)";
 }

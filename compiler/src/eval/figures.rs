@@ -36,9 +36,24 @@ const FIT: &[&str] = &[
     "gpu",
     "count",
     "memory_utilization",
+    "offload",
+    "host",
+    "host_memory",
 ];
 const SPEED: &[&str] = &[
-    "model", "quant", "gpu", "count", "context", "seqs", "kv_cache",
+    "model",
+    "quant",
+    "gpu",
+    "count",
+    "context",
+    "seqs",
+    "kv_cache",
+    "offload",
+    "host",
+    "host_bandwidth",
+];
+const OFFLOAD: &[&str] = &[
+    "model", "quant", "context", "seqs", "kv_cache", "engine", "gpu", "count", "offload",
 ];
 
 /// A figure's language value, by the property's type: bytes exact when they fit an
@@ -178,6 +193,10 @@ figures! {
     comfortable_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps 10 % of usable memory free";
     kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";
     quant_runs_on_engine: bool, FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format";
+    gpu_layers: f64, FieldTy::Number, OFFLOAD, "layers on the GPUs: all of them unless `offload = auto` keeps some in system RAM; 0 with `gpu = cpu`";
+    offloaded: bool, FieldTy::Predicate, OFFLOAD, "`offload = auto` keeps some layers in system RAM, run on the CPU";
+    host_memory: f64, FieldTy::Q(Dim::BYTES), OFFLOAD, "bytes in system RAM: offloaded layers with their KV cache and the input embeddings; everything with `gpu = cpu`; 0 otherwise";
+    host_usable_memory: f64, FieldTy::Q(Dim::BYTES), &["host", "host_memory"], "the host's system RAM (its `memory`, or the deployment's `host_memory`)";
 }
 
 impl Figures {
