@@ -121,7 +121,7 @@ setter!(
     set_bool,
     bool,
     true,
-    [fits, kv_heads_replicated, quant_runs_on_engine]
+    [fits, kv_heads_replicated, quant_runs_on_engine, offloaded]
 );
 setter!(set_string, String, "x".to_string(), [fit_advice, bound]);
 setter!(
@@ -151,6 +151,9 @@ setter!(
         ttft,
         cost_per_hour,
         cost_per_mtok,
-        comfortable_context
+        comfortable_context,
+        gpu_layers,
+        host_memory,
+        host_usable_memory
     ]
 );
