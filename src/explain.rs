@@ -17,7 +17,14 @@ fn percent(ratio: f64) -> String {
 /// memory (or to the need, when it does not fit).
 fn bar(e: &Explanation) -> String {
     let count = e.setup.count.max(1) as f64;
-    let weights = e.breakdown.weights_bytes as f64 / count;
+    // With offload only the GPU layers' share of the weights is on the GPUs.
+    let on_gpu = match (e.breakdown.gpu_layers, e.breakdown.layers) {
+        (Some(gpu), Some(all)) if all > 0 && e.breakdown.host_bytes.unwrap_or(0) > 0 => {
+            gpu as f64 / all as f64
+        }
+        _ => 1.0,
+    };
+    let weights = e.breakdown.weights_bytes as f64 * on_gpu / count;
     let kv = (e.breakdown.per_gpu_bytes - e.breakdown.overhead_bytes) as f64 - weights;
     let overhead = e.breakdown.overhead_bytes as f64;
     let need = e.breakdown.per_gpu_bytes as f64;
@@ -97,6 +104,30 @@ pub fn table(e: &Explanation) -> String {
             "  per GPU      {:>12}   (the GPU's memory is unknown)\n",
             gib(b.per_gpu_bytes)
         )),
+    }
+    if let (Some(gpu_layers), Some(layers)) = (b.gpu_layers, b.layers) {
+        let how = match b.offload {
+            Some("auto") if gpu_layers < layers => {
+                format!("offload = auto (llama.cpp -ngl {gpu_layers})")
+            }
+            Some("auto") => "offload = auto: every layer fits".to_string(),
+            _ => "gpu = cpu: every layer on the CPU".to_string(),
+        };
+        out.push_str(&format!(
+            "  gpu_layers   {:>12}   {how}\n",
+            format!("{gpu_layers} of {layers}")
+        ));
+        if let Some(host_bytes) = b.host_bytes {
+            let of = match b.host_memory_bytes {
+                Some(memory) => format!(
+                    "of {} on {}",
+                    gib(memory),
+                    b.host.as_deref().unwrap_or("the host")
+                ),
+                None => "(the host's memory is unknown)".to_string(),
+            };
+            out.push_str(&format!("  host RAM     {:>12}   {of}\n", gib(host_bytes)));
+        }
     }
     if let Some(max) = b.max_context {
         let window = b

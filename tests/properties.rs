@@ -127,7 +127,8 @@ setter!(
         quant_runs_on_engine,
         kv_runs_on_engine,
         quant_runs_on_gpu,
-        quant_emulated
+        quant_emulated,
+        offloaded
     ]
 );
 setter!(
@@ -169,6 +170,9 @@ setter!(
         ttft,
         cost_per_hour,
         cost_per_mtok,
-        comfortable_context
+        comfortable_context,
+        gpu_layers,
+        host_memory,
+        host_usable_memory
     ]
 );

@@ -127,6 +127,10 @@ fn predict(row: &Row) -> Option<f64> {
         seqs: 1.0,
         kv_read_bytes: row.kv_per_token * row.tokens / 2.0 / row.devices,
         prompt: row.tokens,
+        host_weights_bytes: 0.0,
+        host_kv_read_bytes: 0.0,
+        host_bandwidth: 0.0,
+        pcie_bandwidth: speed::DEFAULT_LINK_BANDWIDTH,
     };
     let speed = speed::estimate(&inputs);
     if row.kind == "decode" {

@@ -72,7 +72,11 @@ pub(crate) fn run<'db>(
             .map(|c| c as u64)
             .unwrap_or(4096),
     };
+    let (host, host_name) = crate::eval::deployment::host_figures(db, scope, &resolved.fields);
     let inputs = Inputs {
+        offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
+        host,
+        host_name: host_name.as_deref(),
         model: model_entry,
         model_name: &model,
         quant: entry(DeclKind::Quant, &quant),

@@ -113,6 +113,10 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/engines.deploy"),
     ),
     (
+        "stdlib/hosts.deploy",
+        include_str!("../../stdlib/hosts.deploy"),
+    ),
+    (
         "stdlib/rules.deploy",
         include_str!("../../stdlib/rules.deploy"),
     ),

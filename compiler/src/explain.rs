@@ -126,6 +126,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
                     .into(),
             );
+            assumptions.extend(host_assumptions(setup, breakdown));
             let performance = performance(
                 result
                     .figures
@@ -145,6 +146,38 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             })
         })
         .collect()
+}
+
+/// What `offload = auto` and `gpu = cpu` assume.
+fn host_assumptions(setup: &Setup, breakdown: &Breakdown) -> Vec<String> {
+    use crate::eval::speed::{HOST_EFFICIENCY_CPU, HOST_EFFICIENCY_OFFLOAD};
+    let mut out = Vec::new();
+    let host = breakdown.host.as_deref().unwrap_or("the host");
+    let (Some(gpu_layers), Some(layers)) = (breakdown.gpu_layers, breakdown.layers) else {
+        return out;
+    };
+    if gpu_layers == 0 && breakdown.offload == Some("none") {
+        out.push(format!(
+            "gpu = cpu: the whole model is in {host}'s memory and decodes on the CPU at {:.0} % of its theoretical bandwidth, fitted to published CPU-only llama.cpp runs (docs/calibration-offload.md)",
+            HOST_EFFICIENCY_CPU * 100.0
+        ));
+    } else if gpu_layers < layers {
+        out.push(format!(
+            "offload = auto: {gpu_layers} of {layers} layers on {} (llama.cpp -ngl {gpu_layers}), the other {} with their KV cache, the output layer and the input embeddings in {host}'s memory",
+            setup.gpu,
+            layers - gpu_layers
+        ));
+        out.push(format!(
+            "each token streams the offloaded layers' weights from system RAM on the CPU at {:.1} % of {host}'s theoretical bandwidth, after the GPU's layers: the two times add (fitted to published partial-offload llama.cpp runs, docs/calibration-offload.md)",
+            HOST_EFFICIENCY_OFFLOAD * 100.0
+        ));
+    } else if breakdown.offload == Some("auto") {
+        out.push(format!(
+            "offload = auto: every layer fits on {}, nothing runs from host memory",
+            setup.gpu
+        ));
+    }
+    out
 }
 
 fn assumptions(

@@ -406,6 +406,8 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
     // The GPUs to consider: the ones named, in their order, or the whole catalog.
     let catalog: Vec<(&str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
+        // `gpu = cpu` (`device = cpu`) is not a card to list.
+        .filter(|(_, key)| crate::eval::entry_of(db, *key).symbol("device") != Some("cpu"))
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .collect();
     let mut chosen: Vec<(&str, &Entry<'_>)> = if request.gpus.is_empty() {

@@ -136,6 +136,8 @@ codes! {
         "built-in rule: the GPU has no tensor cores for the weight format and the engine has no fallback";
     FitQuantNotNative = "deploy::fit::quant_not_native",
         "built-in rule (warning): the GPU has no tensor cores for the weight format; the engine runs it weight-only or upcast";
+    FitOffloadUnsupported = "deploy::fit::offload_unsupported",
+        "`offload = auto` on an engine that cannot keep layers in system RAM";
     Rule = "deploy::rule::NAME",
         "a user rule named NAME fired (its code unless the rule sets `code`)";
 }

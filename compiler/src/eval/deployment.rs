@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::Env;
 use super::entry::{catalog_model, const_field, lookup};
+use super::estimate::HostFigures;
 use super::figures::Figures;
 use super::schema::{FieldTy, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
@@ -267,6 +268,55 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             }
         }
     }
+    // The host: the stdlib's default desktop when the deployment names none.
+    if !fields.contains_key("host")
+        && decl.field("host").is_none()
+        && scope.lookup(DeclKind::Host, DEFAULT_HOST).is_some()
+    {
+        fields.insert(
+            "host".to_string(),
+            Value::Ref(DeclKind::Host, DEFAULT_HOST.to_string()),
+        );
+    }
+    if let (Some(Value::Symbol(mode)), Some(Value::Ref(_, engine)), Some(field)) = (
+        fields.get("offload"),
+        fields.get("engine"),
+        decl.field("offload"),
+    ) && mode == "auto"
+        && let Some(engine_key) = scope.lookup(DeclKind::Engine, engine)
+        && super::entry_of(db, engine_key).symbol("offload") != Some("layers")
+    {
+        let able: Vec<String> = scope
+            .names(DeclKind::Engine)
+            .filter(|(_, key)| super::entry_of(db, *key).symbol("offload") == Some("layers"))
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        let help = if able.is_empty() {
+            "no engine in scope declares `offload = layers`: remove `offload = auto`, or choose a GPU that holds the model".to_string()
+        } else {
+            format!(
+                "set `engine` to {} (they keep the layers that do not fit in system RAM), or remove `offload = auto`",
+                able.join(" or ")
+            )
+        };
+        let mut diag = Diag::error(
+            Code::FitOffloadUnsupported,
+            format!(
+                "`{engine}` cannot keep layers in system RAM, so `offload = auto` has no effect"
+            ),
+            Loc::Decl(key, field.value.span),
+        )
+        .label("`offload = auto`")
+        .help(help);
+        if let Some(engine_field) = decl.field("engine") {
+            diag = diag.with_label(
+                Loc::Decl(key, engine_field.value.span),
+                format!("{engine} keeps every layer on the GPU"),
+            );
+        }
+        diags.push(diag);
+        ok = false;
+    }
     for required in ["model", "quant", "gpu"] {
         if decl.field(required).is_none() && !fields.contains_key(required) {
             let example = match required {
@@ -309,6 +359,43 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         }
     }
     ok.then_some(Resolved { fields, workload })
+}
+
+/// The host a deployment gets when it names none (stdlib/hosts.deploy): a desktop with
+/// dual-channel DDR5-5200.
+pub const DEFAULT_HOST: &str = "desktop_ddr5";
+
+/// The deployment's host machine: its `host` entry's figures with `host_memory` and
+/// `host_bandwidth` applied, and the host's name; `None` when it has neither.
+pub(crate) fn host_figures(
+    db: &dyn Db,
+    scope: &Scope<'_>,
+    fields: &BTreeMap<String, Value>,
+) -> (Option<HostFigures>, Option<String>) {
+    let name = match fields.get("host") {
+        Some(Value::Ref(_, name)) => Some(name.clone()),
+        _ => None,
+    };
+    let entry = name
+        .as_deref()
+        .and_then(|name| scope.lookup(DeclKind::Host, name))
+        .map(|key| super::entry_of(db, key));
+    let quantity = |field: &str| fields.get(field).and_then(Value::quantity).map(|q| q.value());
+    let memory = quantity("host_memory").or_else(|| entry.and_then(|e| e.number("memory")));
+    let bandwidth =
+        quantity("host_bandwidth").or_else(|| entry.and_then(|e| e.number("bandwidth")));
+    let pcie = entry.and_then(|e| e.number("pcie"));
+    if entry.is_none() && memory.is_none() && bandwidth.is_none() {
+        return (None, name);
+    }
+    (
+        Some(HostFigures {
+            memory,
+            bandwidth,
+            pcie,
+        }),
+        name,
+    )
 }
 
 /// The error for a model string that names nothing: a file that cannot be read as a

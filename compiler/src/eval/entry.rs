@@ -108,6 +108,7 @@ fn is_figure(name: &str) -> bool {
         DeclKind::Quant,
         DeclKind::Kv,
         DeclKind::Engine,
+        DeclKind::Host,
     ]
     .into_iter()
     .filter_map(|kind| field_spec(kind, name))
@@ -896,6 +897,7 @@ pub fn lookup<'db>(
                 DeclKind::Quant => "quants",
                 DeclKind::Kv => "kv",
                 DeclKind::Engine => "engines",
+                DeclKind::Host => "hosts",
                 DeclKind::Rule => "rules",
                 DeclKind::Deployment => "deployments",
             }

@@ -38,6 +38,22 @@ pub struct Inputs<'a, 'db> {
     /// Weights from `params × bpw` even when the model lists artifact sizes (the seed
     /// pages' matrices compute them this way).
     pub theoretical_weights: bool,
+    /// `offload = auto`: the layers that do not fit on the GPUs stay in host memory and
+    /// run on the CPU (engines with `offload = layers`).
+    pub offload: bool,
+    /// The deployment's host machine (its `host`, with `host_memory` and
+    /// `host_bandwidth` applied); `None` for the catalog queries.
+    pub host: Option<HostFigures>,
+    pub host_name: Option<&'a str>,
+}
+
+/// A host machine's figures, in bytes and bytes per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostFigures {
+    pub memory: Option<f64>,
+    pub bandwidth: Option<f64>,
+    /// Host-to-GPU bandwidth per direction.
+    pub pcie: Option<f64>,
 }
 
 /// Prompt length assumed for `ttft` when the deployment has no workload.
@@ -82,7 +98,21 @@ impl<'a, 'db> Inputs<'a, 'db> {
             output: None,
             rate: None,
             theoretical_weights: false,
+            offload: false,
+            host: None,
+            host_name: None,
         }
+    }
+
+    /// Whether the `gpu` entry is the host's CPU (`device = cpu`).
+    pub fn on_cpu(&self) -> bool {
+        self.gpu.symbol("device") == Some("cpu")
+    }
+
+    /// Whether layers may be kept in host memory: `offload = auto` on an engine with
+    /// `offload = layers`, on a GPU.
+    fn may_offload(&self) -> bool {
+        self.offload && self.engine.symbol("offload") == Some("layers") && !self.on_cpu()
     }
 }
 
@@ -106,6 +136,8 @@ pub fn unified_memory_share(memory_bytes: f64) -> f64 {
 pub enum Verdict {
     Comfortable,
     Tight,
+    /// `offload = auto`: some layers run from host memory on the CPU.
+    FitsWithOffload,
     DoesNotFit,
 }
 
@@ -114,6 +146,7 @@ impl Verdict {
         match self {
             Verdict::Comfortable => "fits comfortably",
             Verdict::Tight => "tight fit",
+            Verdict::FitsWithOffload => "fits with offload",
             Verdict::DoesNotFit => "does not fit",
         }
     }
@@ -145,6 +178,25 @@ pub struct Breakdown {
     /// KV heads each GPU holds, and whether heads are replicated across GPUs.
     pub kv_heads_per_gpu: Option<u64>,
     pub kv_heads_replicated: bool,
+    /// `auto` or `none`; present with `offload = auto` or `gpu = cpu` (as are the host
+    /// figures below).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offload: Option<&'static str>,
+    /// Layers on the GPUs, of `layers`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_layers: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layers: Option<u64>,
+    /// Bytes in host memory: offloaded layers with their KV cache and the input
+    /// embeddings; with `gpu = cpu`, everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_bytes: Option<i128>,
+    /// The host's memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<i128>,
+    /// The host's name (the deployment's `host`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 fn missing(what: String) -> EvalError {
@@ -174,9 +226,59 @@ struct Memory {
     replicated: bool,
     overhead: f64,
     usable: Option<f64>,
+    layers: f64,
+    /// Weights of one repeating layer, of the input embeddings and of the output layer
+    /// (the embeddings and output at the weights' average bits per weight).
+    layer_weights: f64,
+    embeddings: f64,
+    output: f64,
+}
+
+/// Where the layers go with `offload = auto` when the GPUs cannot hold them all.
+#[derive(Clone, Copy, Debug)]
+struct Placement {
+    gpu_layers: f64,
+    /// Bytes on each GPU: its share of the GPU layers, their KV cache and the engine's
+    /// overhead.
+    per_gpu: f64,
+    /// Bytes in host memory: the other layers, their KV cache, the input embeddings and
+    /// the output layer.
+    host: f64,
+    /// Weights resident on the GPUs (all of them together) and in host memory.
+    gpu_weights: f64,
+    host_weights: f64,
 }
 
 impl Memory {
+    /// The placement of `offload = auto` at a context, or `None` when every layer fits
+    /// on the GPUs. As llama.cpp's `-ngl N` with N up to the layer count: N repeating
+    /// layers on the GPUs, split evenly over `count` of them; the output layer (only
+    /// offloaded with N above the layer count) and the input embeddings (never) stay in
+    /// host memory; a layer's KV cache lives with the layer.
+    fn place(&self, context: f64, seqs: f64, count: f64) -> Option<Placement> {
+        let usable = self.usable?;
+        if self.per_gpu(context, seqs, count) <= usable {
+            return None;
+        }
+        let layers = self.layers.max(1.0);
+        let kv_layer = self.kv_total(context, seqs) / layers;
+        let layer = self.layer_weights + kv_layer;
+        let room = (usable - self.overhead) * count;
+        let gpu_layers = if layer > 0.0 {
+            (room / layer).floor().clamp(0.0, (layers - 1.0).max(0.0))
+        } else {
+            0.0
+        };
+        let host_layers = layers - gpu_layers;
+        Some(Placement {
+            gpu_layers,
+            per_gpu: gpu_layers * layer / count + self.overhead,
+            host: host_layers * layer + self.embeddings + self.output,
+            gpu_weights: gpu_layers * self.layer_weights,
+            host_weights: host_layers * self.layer_weights + self.output,
+        })
+    }
+
     fn kv_total(&self, context: f64, seqs: f64) -> f64 {
         (self.kv_global * context + self.kv_local * context.min(self.window)) * seqs
     }
@@ -302,21 +404,42 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     .unwrap_or(1.0);
     let free_share = free_share.map(|share| inputs.memory_utilization.unwrap_or(share));
     let unified = inputs.gpu.unified_memory();
-    let usable = inputs.gpu.number("memory").map(|memory| {
-        let share = if unified {
-            unified_memory_share(memory)
-        } else {
-            1.0
-        };
-        let usable = memory * share * utilization;
-        match free_share {
-            Some(free_share) => {
-                let fixed = weights / count + overhead.round();
-                (fixed + free_share * (usable - fixed).max(0.0)).floor()
+    let usable = if inputs.on_cpu() {
+        // The whole model in system RAM: the host's memory, no GPU share.
+        inputs.host.and_then(|host| host.memory).map(f64::floor)
+    } else {
+        inputs.gpu.number("memory").map(|memory| {
+            let share = if unified {
+                unified_memory_share(memory)
+            } else {
+                1.0
+            };
+            let usable = memory * share * utilization;
+            match free_share {
+                Some(free_share) => {
+                    let fixed = weights / count + overhead.round();
+                    (fixed + free_share * (usable - fixed).max(0.0)).floor()
+                }
+                None => usable.floor(),
             }
-            None => usable.floor(),
-        }
-    });
+        })
+    };
+    // The input embeddings and the output layer are `vocab × hidden` each, at the
+    // weights' average bits per weight; the rest is split evenly over the layers.
+    let hidden = model.number("hidden").unwrap_or(0.0);
+    let params = model.number("params").unwrap_or(0.0);
+    let matrix = if params > 0.0 {
+        vocab * hidden / params * weights
+    } else {
+        0.0
+    };
+    // A model whose embeddings would be most of its weights is not split that way.
+    let matrix = if 2.0 * matrix < 0.5 * weights {
+        matrix
+    } else {
+        0.0
+    };
+    let layer_weights = (weights - 2.0 * matrix) / layers.max(1.0);
     Ok(Memory {
         weights,
         from_files,
@@ -329,6 +452,10 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         replicated,
         overhead: overhead.round(),
         usable,
+        layers,
+        layer_weights,
+        embeddings: matrix,
+        output: matrix,
     })
 }
 
@@ -346,13 +473,20 @@ pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
     }
     let mem = memory(inputs).ok()?;
     let usable = mem.usable?;
-    Some(
-        mem.per_gpu(
-            inputs.context as f64,
-            inputs.seqs as f64,
-            inputs.count as f64,
-        ) <= usable,
-    )
+    let (context, seqs, count) = (
+        inputs.context as f64,
+        inputs.seqs as f64,
+        inputs.count as f64,
+    );
+    if inputs.may_offload()
+        && let Some(placement) = mem.place(context, seqs, count)
+    {
+        return inputs
+            .host
+            .and_then(|host| host.memory)
+            .map(|memory| placement.host <= memory);
+    }
+    Some(mem.per_gpu(context, seqs, count) <= usable)
 }
 
 /// Whether a catalog entry the estimate reads has a figure whose value was rejected
@@ -428,11 +562,30 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             return estimate;
         }
     };
-    let per_gpu = mem.per_gpu(context, seqs, count);
+    let offloading = inputs.may_offload();
+    let place = |c: f64| {
+        if offloading {
+            mem.place(c, seqs, count)
+        } else {
+            None
+        }
+    };
+    let placement = place(context);
+    let host_memory = inputs.host.and_then(|host| host.memory);
+    let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
     let kv = mem.kv_total(context, seqs);
     let total = mem.weights + kv + mem.overhead * count;
     let window = inputs.model.number("max_context");
-    let no_memory = missing(format!("`{}` has no `memory`", inputs.gpu_name));
+    let no_memory = if inputs.on_cpu() {
+        missing("the deployment's host has no `memory`".to_string())
+    } else {
+        missing(format!("`{}` has no `memory`", inputs.gpu_name))
+    };
+    let (gpu_layers, host_bytes) = match placement {
+        Some(p) => (p.gpu_layers, p.host),
+        None if inputs.on_cpu() => (0.0, per_gpu),
+        None => (mem.layers, 0.0),
+    };
     let mut figures = Figures {
         weights_memory: Ok(mem.weights),
         kv_memory: Ok(kv),
@@ -441,6 +594,11 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         memory_per_gpu: Ok(per_gpu),
         kv_heads_replicated: Ok(mem.replicated),
         quant_runs_on_engine: Ok(engines_ok),
+        gpu_layers: Ok(gpu_layers),
+        host_memory: Ok(host_bytes),
+        offloaded: Ok(placement.is_some()),
+        host_usable_memory: host_memory
+            .ok_or_else(|| missing("the deployment's host has no `memory`".to_string())),
         usable_memory: Err(no_memory.clone()),
         utilization: Err(no_memory.clone()),
         headroom: Err(no_memory.clone()),
@@ -451,6 +609,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         ..Figures::unavailable(&EvalError::Invalid)
     };
     support_figures(inputs, &mut figures);
+    let shown = offloading || inputs.on_cpu();
     let mut breakdown = Breakdown {
         weights_bytes: mem.weights.round() as i128,
         weights_source: if mem.from_files {
@@ -475,13 +634,36 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             .map(|m| (m * context * seqs).round() as i128),
         kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
         kv_heads_replicated: mem.replicated,
+        offload: shown.then_some(if offloading { "auto" } else { "none" }),
+        gpu_layers: shown.then_some(gpu_layers as u64),
+        layers: shown.then_some(mem.layers as u64),
+        host_bytes: shown.then_some(host_bytes.round() as i128),
+        host_memory_bytes: host_memory.filter(|_| shown).map(|m| m.round() as i128),
+        host: inputs.host_name.filter(|_| shown).map(str::to_string),
     };
     if let Some(usable) = mem.usable {
         let utilization = per_gpu / usable;
-        let physical = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable);
+        // Whether a context fits with a share of the memory: with offload, the host's
+        // memory holds what the GPUs cannot.
+        let fits_at = |c: f64, share: f64| match place(c) {
+            Some(p) => host_memory.is_some_and(|m| p.host <= m * share),
+            None => mem.per_gpu(c, seqs, count) <= usable * share,
+        };
+        let fits_now = match placement {
+            Some(p) => host_memory.map(|m| p.host <= m),
+            None => Some(per_gpu <= usable),
+        };
+        let physical = largest_context(|c| fits_at(c, 1.0));
         let largest = physical.min(window.unwrap_or(f64::INFINITY));
-        let comfortable = largest_context(|c| mem.per_gpu(c, seqs, count) <= usable * TIGHT_ABOVE)
-            .min(window.unwrap_or(f64::INFINITY));
+        let comfortable = if offloading {
+            // Offload fills the GPUs by design: room is kept in host memory.
+            largest_context(|c| {
+                place(c).is_none_or(|p| host_memory.is_some_and(|m| p.host <= m * TIGHT_ABOVE))
+            })
+        } else {
+            largest_context(|c| fits_at(c, TIGHT_ABOVE))
+        }
+        .min(window.unwrap_or(f64::INFINITY));
         // Rounded down to whole kibi-tokens, so that the help reads as a field value.
         let comfortable = if comfortable >= 1024.0 {
             (comfortable / 1024.0).floor() * 1024.0
@@ -491,23 +673,39 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         figures.usable_memory = Ok(usable);
         figures.utilization = Ok(utilization);
         figures.headroom = Ok(1.0 - utilization);
-        figures.fits = Ok(per_gpu <= usable);
         figures.max_context = Ok(largest);
-        figures.fit_advice = Ok(fit_advice(inputs, &mem, usable, largest));
         figures.comfortable_context = Ok(comfortable);
+        match fits_now {
+            Some(fits) => {
+                figures.fits = Ok(fits);
+                figures.fit_advice = Ok(match placement {
+                    Some(p) => offload_advice(inputs, &mem, &p, host_memory, largest),
+                    None => fit_advice(inputs, &mem, usable, largest),
+                });
+            }
+            None => {
+                let why = missing("the deployment's host has no `memory`".to_string());
+                figures.fits = Err(why.clone());
+                figures.fit_advice = Err(why);
+            }
+        }
         breakdown.usable_bytes = Some(usable as i128);
         breakdown.utilization = Some(utilization);
-        breakdown.verdict = Some(if per_gpu > usable {
-            Verdict::DoesNotFit
-        } else if utilization > TIGHT_ABOVE {
-            Verdict::Tight
-        } else {
-            Verdict::Comfortable
+        breakdown.verdict = fits_now.map(|fits| {
+            if !fits {
+                Verdict::DoesNotFit
+            } else if placement.is_some() {
+                Verdict::FitsWithOffload
+            } else if utilization > TIGHT_ABOVE {
+                Verdict::Tight
+            } else {
+                Verdict::Comfortable
+            }
         });
         breakdown.max_context = Some(largest as u64);
         breakdown.physical_max_context = Some(physical as u64);
     }
-    speed_and_cost(inputs, &mem, &mut figures);
+    speed_and_cost(inputs, &mem, placement, &mut figures);
     figures.reject_non_finite();
     Estimate {
         figures,
@@ -550,6 +748,51 @@ fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) 
     )
 }
 
+/// The advice of an offloaded deployment: what its host memory must hold, and what
+/// makes it hold that (or, when it fits, what would put every layer on the GPUs).
+fn offload_advice(
+    inputs: &Inputs<'_, '_>,
+    mem: &Memory,
+    placement: &Placement,
+    host_memory: Option<f64>,
+    largest: f64,
+) -> String {
+    let bytes = |b: f64| Quantity::bytes(b.round() as i128).display();
+    let layers = mem.layers;
+    let host = inputs.host_name.unwrap_or("the host");
+    match host_memory {
+        Some(memory) if placement.host > memory => {
+            // Whole GiB, as the field would be written.
+            let need = (placement.host / (1u64 << 30) as f64).ceil();
+            let context = if largest >= 1024.0 {
+                format!(
+                    ", or context = {}k (the largest that fits this host)",
+                    (largest / 1024.0).floor()
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "host memory: {} of {} layers fit on {}, and the other {} with their KV cache need {} of system RAM, more than the {} of {host}: set host_memory = {need} GiB or more (or a `host` with more memory){context}, or choose a smaller quant",
+                placement.gpu_layers,
+                layers,
+                inputs.gpu_name,
+                layers - placement.gpu_layers,
+                bytes(placement.host),
+                bytes(memory)
+            )
+        }
+        _ => format!(
+            "{} of {} layers fit on {}; the rest run from host memory on the CPU ({} of system RAM). A GPU with more than {} of memory holds every layer",
+            placement.gpu_layers,
+            layers,
+            inputs.gpu_name,
+            bytes(placement.host),
+            bytes(mem.per_gpu(inputs.context as f64, inputs.seqs as f64, inputs.count as f64))
+        ),
+    }
+}
+
 /// The largest whole context (tokens) for which `fits` holds, by bisection over a
 /// monotone predicate; 0 when not even one token fits.
 fn largest_context(fits: impl Fn(f64) -> bool) -> f64 {
@@ -588,7 +831,12 @@ pub fn hourly_price(gpu: &Entry<'_>) -> Option<f64> {
 }
 
 /// Speed, throughput, workload and cost.
-fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) {
+fn speed_and_cost(
+    inputs: &Inputs<'_, '_>,
+    mem: &Memory,
+    placement: Option<Placement>,
+    figures: &mut Figures,
+) {
     let seqs = inputs.seqs as f64;
     let count = inputs.count as f64;
     let model = inputs.model;
@@ -598,8 +846,23 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
         Some(Value::Symbol(s)) => Some(s.as_str()),
         _ => None,
     };
-    let Some(bandwidth) = gpu.number("bandwidth") else {
-        let why = no("bandwidth");
+    let on_cpu = inputs.on_cpu();
+    let host = inputs.host.unwrap_or_default();
+    let no_host = || missing("the deployment's host has no `bandwidth`".to_string());
+    // `gpu = cpu` decodes from the host's memory; offloaded layers need its bandwidth too.
+    let bandwidth = if on_cpu {
+        host.bandwidth
+    } else if placement.is_some() && host.bandwidth.is_none() {
+        None
+    } else {
+        gpu.number("bandwidth")
+    };
+    let Some(bandwidth) = bandwidth else {
+        let why = if on_cpu || placement.is_some() {
+            no_host()
+        } else {
+            no("bandwidth")
+        };
         for figure in [
             &mut figures.decode_tps,
             &mut figures.decode_tps_low,
@@ -637,12 +900,16 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
         (Some(prompt), Some(output)) => (prompt + output / 2.0).min(context),
         _ => context / 2.0,
     };
-    let (family, backend) = speed::Family::classify(
-        symbol("vendor"),
-        unified,
-        symbol("memory_kind") == Some("hbm"),
-        symbol("family"),
-    );
+    let (family, backend) = if on_cpu {
+        (speed::Family::Cpu, speed::Backend::Cpu)
+    } else {
+        speed::Family::classify(
+            symbol("vendor"),
+            unified,
+            symbol("memory_kind") == Some("hbm"),
+            symbol("family"),
+        )
+    };
     // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
     // inference kernels accumulate in FP16 at twice that rate.
     // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
@@ -651,7 +918,10 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
         (Support::Native, Some("fp8")) => gpu.number("fp8"),
         _ => None,
     };
-    let peak = tensor_peak.or_else(|| gpu.number("bf16")).map(|peak| {
+    let peak = tensor_peak
+        .or_else(|| gpu.number("bf16"))
+        .filter(|_| !on_cpu)
+        .map(|peak| {
         if family == speed::Family::Geforce {
             peak * 2.0
         } else {
@@ -667,14 +937,24 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
         peak,
         link_bandwidth: link,
         count,
-        weights_bytes: mem.weights,
+        weights_bytes: placement.map_or(mem.weights, |p| p.gpu_weights),
         params,
         active_params: model.number("active_params").unwrap_or(params),
         layers: model.number("layers").unwrap_or(0.0),
         hidden: model.number("hidden").unwrap_or(0.0),
         seqs,
-        kv_read_bytes: mem.kv_total(decode_context, seqs) * mem.kv_share,
+        kv_read_bytes: match placement {
+            // A layer's KV lives with the layer: the GPUs' share, split over them.
+            Some(p) => mem.kv_total(decode_context, seqs) * p.gpu_layers / mem.layers.max(1.0) / count,
+            None => mem.kv_total(decode_context, seqs) * mem.kv_share,
+        },
         prompt,
+        host_weights_bytes: placement.map_or(0.0, |p| p.host_weights),
+        host_kv_read_bytes: placement.map_or(0.0, |p| {
+            mem.kv_total(decode_context, seqs) * (1.0 - p.gpu_layers / mem.layers.max(1.0))
+        }),
+        host_bandwidth: host.bandwidth.unwrap_or(0.0),
+        pcie_bandwidth: host.pcie.unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
     };
     let speed = speed::estimate(&speed_inputs);
     figures.decode_tps = Ok(speed.decode_tps);
@@ -682,10 +962,17 @@ fn speed_and_cost(inputs: &Inputs<'_, '_>, mem: &Memory, figures: &mut Figures) 
     figures.decode_tps_high = Ok(speed.decode_tps_high);
     figures.throughput = Ok(speed.throughput_tps);
     figures.bound = Ok(speed.bound.describe().to_string());
-    figures.prefill_tps = speed.prefill_tps.ok_or_else(|| no("bf16"));
-    figures.prefill_tps_low = speed.prefill_tps_low.ok_or_else(|| no("bf16"));
-    figures.prefill_tps_high = speed.prefill_tps_high.ok_or_else(|| no("bf16"));
-    figures.ttft = speed.ttft_s.ok_or_else(|| no("bf16"));
+    let no_peak = || {
+        if on_cpu {
+            missing("the CPU's prompt speed is not modelled (`gpu = cpu`)".to_string())
+        } else {
+            no("bf16")
+        }
+    };
+    figures.prefill_tps = speed.prefill_tps.ok_or_else(no_peak);
+    figures.prefill_tps_low = speed.prefill_tps_low.ok_or_else(no_peak);
+    figures.prefill_tps_high = speed.prefill_tps_high.ok_or_else(no_peak);
+    figures.ttft = speed.ttft_s.ok_or_else(no_peak);
     // A workload: requests in flight follow Little's law (rate × time per request); each
     // replica serves `seqs` of them at once.
     let served = match (inputs.rate, inputs.output) {

@@ -36,9 +36,24 @@ const FIT: &[&str] = &[
     "gpu",
     "count",
     "memory_utilization",
+    "offload",
+    "host",
+    "host_memory",
 ];
 const SPEED: &[&str] = &[
-    "model", "quant", "gpu", "count", "context", "seqs", "kv_cache",
+    "model",
+    "quant",
+    "gpu",
+    "count",
+    "context",
+    "seqs",
+    "kv_cache",
+    "offload",
+    "host",
+    "host_bandwidth",
+];
+const OFFLOAD: &[&str] = &[
+    "model", "quant", "context", "seqs", "kv_cache", "engine", "gpu", "count", "offload",
 ];
 
 /// A figure's language value, by the property's type: bytes exact when they fit an
@@ -184,6 +199,10 @@ figures! {
     quant_emulated: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the GPU lacks tensor cores for the weight format: the engine runs it weight-only or upcast to 16 bit";
     quant_support_note: String, FieldTy::Str, &["quant", "gpu", "engine"], "why the weight format is not native on the GPU, and what the engine does instead";
     quant_support_advice: String, FieldTy::Str, &["quant", "gpu", "engine"], "weight formats that run natively on the GPU, and GPUs that run the format natively";
+    gpu_layers: f64, FieldTy::Number, OFFLOAD, "layers on the GPUs: all of them unless `offload = auto` keeps some in system RAM; 0 with `gpu = cpu`";
+    offloaded: bool, FieldTy::Predicate, OFFLOAD, "`offload = auto` keeps some layers in system RAM, run on the CPU";
+    host_memory: f64, FieldTy::Q(Dim::BYTES), OFFLOAD, "bytes in system RAM: offloaded layers with their KV cache and the input embeddings; everything with `gpu = cpu`; 0 otherwise";
+    host_usable_memory: f64, FieldTy::Q(Dim::BYTES), &["host", "host_memory"], "the host's system RAM (its `memory`, or the deployment's `host_memory`)";
 }
 
 impl Figures {

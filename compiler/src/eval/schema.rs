@@ -348,6 +348,13 @@ pub const TENSOR_TYPES: &[&str] = &["fp16", "bf16", "fp8", "fp4", "int8"];
 /// What an engine does with weights whose tensor type the GPU lacks (engines' `fallback`).
 pub const FALLBACKS: &[&str] = &["weight_only", "upcast", "none"];
 pub const YES_NO: &[&str] = &["yes", "no"];
+/// Whether an engine can keep part of a model in system RAM (engines' `offload`).
+pub const OFFLOAD_KINDS: &[&str] = &["layers", "none"];
+/// What a deployment asks of offload: as many layers as fit on the GPUs (`auto`), or
+/// none (deployments' `offload`).
+pub const OFFLOAD_MODES: &[&str] = &["auto", "none"];
+/// What a `gpu` entry computes on: a GPU, or the host's CPU (`gpu = cpu`).
+pub const DEVICES: &[&str] = &["gpu", "cpu"];
 pub const GPU_FAMILIES: &[&str] = &[
     "geforce",
     "workstation",
@@ -415,6 +422,11 @@ const ARCH: &[FieldSpec] = &[
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
+    f(
+        "device",
+        FieldTy::Symbol(DEVICES),
+        "`cpu`: no GPU; the model runs from the deployment's host memory and bandwidth (absent: `gpu`)",
+    ),
     f(
         "arch",
         FieldTy::Ref(DeclKind::Arch),
@@ -707,6 +719,31 @@ const ENGINE: &[FieldSpec] = &[
         "share of the memory left after weights and overhead that the KV cache may take (replaces `utilization`)",
     )
     .valid(Valid::Share),
+    f(
+        "offload",
+        FieldTy::Symbol(OFFLOAD_KINDS),
+        "whether it can run some `layers` from system RAM on the CPU (`offload = auto` in a deployment), or `none`",
+    ),
+];
+
+/// A machine's system memory and bus: where offloaded layers (`offload = auto`) and
+/// CPU-only deployments (`gpu = cpu`) live.
+const HOST: &[FieldSpec] = &[
+    f("name", FieldTy::Str, "display name"),
+    f("memory", FieldTy::Q(Dim::BYTES), "system RAM").valid(Valid::Positive),
+    f(
+        "bandwidth",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "theoretical system-memory bandwidth (channels × transfer rate × 8 bytes)",
+    )
+    .valid(Valid::Positive),
+    f(
+        "pcie",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "host-to-GPU bandwidth per direction",
+    )
+    .valid(Valid::Positive),
+    f("cores", FieldTy::Number, "CPU cores").valid(Valid::Whole { min: 1 }),
 ];
 
 const RULE: &[FieldSpec] = &[
@@ -739,6 +776,28 @@ const DEPLOYMENT: &[FieldSpec] = &[
     )
     .valid(Valid::Share),
     f(
+        "offload",
+        FieldTy::Symbol(OFFLOAD_MODES),
+        "`auto`: as many layers as fit on the GPUs, the rest in system RAM (engines with `offload = layers`); default `none`",
+    ),
+    f(
+        "host",
+        FieldTy::Ref(DeclKind::Host),
+        "the machine's system memory and bus (default: the stdlib's `desktop_ddr5`)",
+    ),
+    f(
+        "host_memory",
+        FieldTy::Q(Dim::BYTES),
+        "override of the host's system RAM",
+    )
+    .valid(Valid::Positive),
+    f(
+        "host_bandwidth",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "override of the host's memory bandwidth",
+    )
+    .valid(Valid::Positive),
+    f(
         "allow",
         FieldTy::RefList(DeclKind::Rule),
         "rules silenced here",
@@ -770,6 +829,7 @@ pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
         DeclKind::Quant => QUANT,
         DeclKind::Kv => KV,
         DeclKind::Engine => ENGINE,
+        DeclKind::Host => HOST,
         DeclKind::Rule => RULE,
         DeclKind::Deployment => DEPLOYMENT,
     }
@@ -890,6 +950,7 @@ mod tests {
             DeclKind::Quant,
             DeclKind::Kv,
             DeclKind::Engine,
+            DeclKind::Host,
             DeclKind::Deployment,
         ] {
             for spec in schema(kind).iter().chain(WORKLOAD) {

@@ -22,6 +22,8 @@ pub enum Family {
     Apple,
     /// Everything else (AMD Radeon, Intel): the pooled fit.
     Other,
+    /// No GPU (`gpu = cpu`): the CPU decodes from system memory.
+    Cpu,
 }
 
 /// The kernel backend a GPU runs llama.cpp-style kernels with.
@@ -33,6 +35,9 @@ pub enum Backend {
     Vulkan,
     Rocm,
     Other,
+    /// llama.cpp's CPU backend: no kernel launches (its per-token cost is inside the
+    /// fitted host efficiency).
+    Cpu,
 }
 
 impl Family {
@@ -78,8 +83,26 @@ pub fn decode_efficiency(family: Family) -> f64 {
         Family::Hbm => 0.557,
         Family::Apple => 0.874,
         Family::Other => 0.879,
+        Family::Cpu => HOST_EFFICIENCY_CPU,
     }
 }
+
+/// Share of the host's theoretical memory bandwidth llama.cpp's CPU backend reaches in
+/// decode with the whole model in system RAM: the median of four published CPU-only runs
+/// (docs/calibration-offload.md, scripts/fit_offload.py).
+pub const HOST_EFFICIENCY_CPU: f64 = 0.768;
+/// The same share for the layers a partial offload keeps in system RAM: the median of
+/// three published `-ngl` runs. Lower than CPU-only: the GPU and the CPU wait for each
+/// other every token, and activations cross the bus twice.
+pub const HOST_EFFICIENCY_OFFLOAD: f64 = 0.577;
+/// The 10th and 90th percentiles of measured / predicted over the seven host-memory runs
+/// (CPU-only and partial offload pooled): the range printed beside a decode speed that
+/// reads system memory.
+pub const HOST_RANGE: (f64, f64) = (0.72, 1.07);
+/// Prompt tokens llama.cpp processes per micro-batch (`-ub`, default 512): with offload,
+/// each micro-batch copies the host layers' weights to the GPU (batches of 32 tokens or
+/// more run there, ggml-org/llama.cpp#6083).
+pub const UBATCH: f64 = 512.0;
 
 /// η of serving engines (vLLM, SGLang, TensorRT-LLM) on HBM parts.
 pub const SERVING_HBM_BANDWIDTH: f64 = 0.557 * 1.5;
@@ -91,6 +114,7 @@ pub fn step_overhead_per_32_layers(backend: Backend) -> f64 {
         Backend::Metal => 5.95e-3,
         Backend::Vulkan => 1.13e-3,
         Backend::Cuda | Backend::Rocm | Backend::Other => 2.89e-3,
+        Backend::Cpu => 0.0,
     }
 }
 
@@ -99,7 +123,7 @@ pub fn prefill_mfu(family: Family) -> f64 {
     match family {
         Family::Geforce | Family::Workstation | Family::Hbm => 0.398,
         Family::Apple => 0.671,
-        Family::Other => 0.597,
+        Family::Other | Family::Cpu => 0.597,
     }
 }
 
@@ -145,6 +169,13 @@ pub struct SpeedInputs {
     pub kv_read_bytes: f64,
     /// Prompt tokens per request.
     pub prompt: f64,
+    /// With `offload = auto`: weights of the layers in system RAM (`weights_bytes` is
+    /// then the GPUs' share), the KV those layers read per step, the host's memory
+    /// bandwidth and its bus to the GPU.
+    pub host_weights_bytes: f64,
+    pub host_kv_read_bytes: f64,
+    pub host_bandwidth: f64,
+    pub pcie_bandwidth: f64,
 }
 
 /// Which resource bounds a decode step.
@@ -215,7 +246,16 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
     } else {
         inputs.weights_bytes * share / inputs.count + inputs.kv_read_bytes
     };
-    let memory_time = step_bytes / (eta * inputs.bandwidth);
+    // Layers in system RAM stream their weights from it each token, on the CPU, after
+    // (or before) the GPU's layers: the times add.
+    let host_bytes = inputs.host_weights_bytes * share + inputs.host_kv_read_bytes;
+    let offloaded = host_bytes > 0.0 && inputs.host_bandwidth > 0.0;
+    let host_time = if offloaded {
+        host_bytes / (HOST_EFFICIENCY_OFFLOAD * inputs.host_bandwidth)
+    } else {
+        0.0
+    };
+    let memory_time = step_bytes / (eta * inputs.bandwidth) + host_time;
     let compute_time = inputs
         .peak
         .map(|peak| 2.0 * inputs.active_params * inputs.seqs / inputs.count / (mfu * peak))
@@ -237,13 +277,26 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
         } else {
             inputs.count
         };
-        inputs.prompt * per_token / (mfu * peak * parallel) + all_reduce_time(inputs, inputs.prompt)
+        // Offloaded layers' weights cross the bus once per micro-batch.
+        let copies = if offloaded {
+            (inputs.prompt / UBATCH).ceil() * inputs.host_weights_bytes / inputs.pcie_bandwidth
+        } else {
+            0.0
+        };
+        inputs.prompt * per_token / (mfu * peak * parallel)
+            + all_reduce_time(inputs, inputs.prompt)
+            + copies
     });
     let prefill = prefill_time.map(|t| inputs.prompt / t);
+    let range = if offloaded || inputs.family == Family::Cpu {
+        HOST_RANGE
+    } else {
+        DECODE_RANGE
+    };
     Speed {
         decode_tps: decode,
-        decode_tps_low: decode * DECODE_RANGE.0,
-        decode_tps_high: decode * DECODE_RANGE.1,
+        decode_tps_low: decode * range.0,
+        decode_tps_high: decode * range.1,
         throughput_tps: decode * inputs.seqs,
         prefill_tps: prefill,
         prefill_tps_low: prefill.map(|p| p * PREFILL_RANGE.0),

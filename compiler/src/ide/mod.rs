@@ -546,6 +546,14 @@ pub fn inlay_hints(db: &dyn Db, file: SourceFile) -> Vec<InlayHint> {
                         ));
                         parts.push(format!("{:.0} %", utilization * 100.0));
                     }
+                    if b.verdict == Some(crate::eval::estimate::Verdict::FitsWithOffload)
+                        && let (Some(gpu_layers), Some(layers)) = (b.gpu_layers, b.layers)
+                    {
+                        parts.push(format!(
+                            "{}: {gpu_layers}/{layers} layers on GPU",
+                            crate::eval::estimate::Verdict::FitsWithOffload.describe()
+                        ));
+                    }
                     if let Ok(decode) = figures.decode_tps {
                         parts.push(format!("~{decode:.0} tok/s"));
                     }

@@ -19,18 +19,20 @@ pub enum DeclKind {
     Quant,
     Kv,
     Engine,
+    Host,
     Rule,
     Deployment,
 }
 
 impl DeclKind {
-    pub const ALL: [DeclKind; 8] = [
+    pub const ALL: [DeclKind; 9] = [
         DeclKind::Arch,
         DeclKind::Gpu,
         DeclKind::Model,
         DeclKind::Quant,
         DeclKind::Kv,
         DeclKind::Engine,
+        DeclKind::Host,
         DeclKind::Rule,
         DeclKind::Deployment,
     ];
@@ -43,6 +45,7 @@ impl DeclKind {
             DeclKind::Quant => "quant",
             DeclKind::Kv => "kv",
             DeclKind::Engine => "engine",
+            DeclKind::Host => "host",
             DeclKind::Rule => "rule",
             DeclKind::Deployment => "deployment",
         }
@@ -63,6 +66,7 @@ impl DeclKind {
             DeclKind::Quant => "a quantization",
             DeclKind::Kv => "a KV-cache dtype",
             DeclKind::Engine => "an engine",
+            DeclKind::Host => "a host machine",
             DeclKind::Rule => "a rule",
             DeclKind::Deployment => "a deployment",
         }

@@ -16,13 +16,14 @@ pub struct Chunk {
     pub too_deep_at: Option<usize>,
 }
 
-const STARTERS: [&str; 9] = [
+const STARTERS: [&str; 10] = [
     "arch",
     "gpu",
     "model",
     "quant",
     "kv",
     "engine",
+    "host",
     "rule",
     "deployment",
     "import",
