@@ -210,10 +210,7 @@ fn each_new_engine_evaluates_a_deployment() {
 
     // MLX: the wired share of unified memory (three quarters above 36 GiB).
     let mlx = explain(&path, "mlx_4bit");
-    assert_eq!(
-        bytes(&mlx["usable_bytes"]),
-        (192.0 * GIB * 0.75).floor()
-    );
+    assert_eq!(bytes(&mlx["usable_bytes"]), (192.0 * GIB * 0.75).floor());
     // mlx_4bit is 4.5 bits per weight.
     assert_eq!(
         bytes(&mlx["weights_bytes"]),
@@ -524,4 +521,45 @@ fn a_user_controlled_id_is_quoted_or_refused() {
         assert!(!out.contains("rm -rf"), "{engine}: {out}");
         assert!(err.contains("`hf`"), "{engine}: {err}");
     }
+}
+
+/// The memory flags come from the engine's fields: a copy that changes `utilization` or
+/// `kv_free_share` exports its own value, for vLLM as for TGI and LMDeploy.
+#[test]
+fn memory_flags_come_from_the_engine_fields() {
+    let mut text = "engine tight_vllm extends vllm { utilization = 80% }\n\
+                    engine tight_tgi extends tgi { utilization = 81% }\n\
+                    engine tight_lmdeploy extends lmdeploy { kv_free_share = 50% }\n"
+        .to_string();
+    for (d, engine) in [
+        ("v", "tight_vllm"),
+        ("t", "tight_tgi"),
+        ("l", "tight_lmdeploy"),
+    ] {
+        text.push_str(&deployment(
+            d,
+            &[
+                ("model", "llama_3_1_8b"),
+                ("quant", "bf16"),
+                ("engine", engine),
+                ("gpu", "h100_sxm5"),
+                ("context", "4096"),
+            ],
+        ));
+    }
+    let path = file("engine_fields", &text);
+    let (code, out, err) = export(&path, "v", Some("vllm"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --gpu-memory-utilization 0.8 \\\n"), "{out}");
+    let (code, out, err) = export(&path, "t", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --cuda-memory-fraction 0.9 \\\n"), "{out}");
+    let (code, out, err) = export(&path, "l", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --cache-max-entry-count 0.5 \\\n"), "{out}");
+    // And the estimate follows the same fields: half of the free memory for the KV cache.
+    let e = explain(&path, "l");
+    let fixed = bytes(&e["weights_bytes"]) + bytes(&e["overhead_bytes"]);
+    let expected = (fixed + 0.5 * (80.0 * GIB - fixed)).floor();
+    assert!((bytes(&e["usable_bytes"]) - expected).abs() <= 1.0, "{e:#}");
 }
