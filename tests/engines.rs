@@ -8,7 +8,7 @@ mod common;
 
 use common::{deployfit, json, scratch, stdout};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -29,7 +29,7 @@ fn deployment(name: &str, fields: &[(&str, &str)]) -> String {
 }
 
 /// `explain --format json` for one deployment: its object.
-fn explain(path: &PathBuf, name: &str) -> Value {
+fn explain(path: &Path, name: &str) -> Value {
     let out = deployfit(&[
         "explain",
         path.to_str().unwrap(),
@@ -46,7 +46,7 @@ fn explain(path: &PathBuf, name: &str) -> Value {
 }
 
 /// `export` of one deployment: exit code, stdout, stderr.
-fn export(path: &PathBuf, name: &str, engine: Option<&str>) -> (Option<i32>, String, String) {
+fn export(path: &Path, name: &str, engine: Option<&str>) -> (Option<i32>, String, String) {
     let mut args = vec!["export", "--deployment", name];
     if let Some(engine) = engine {
         args.extend(["--engine", engine]);
@@ -411,6 +411,14 @@ fn a_quant_an_engine_does_not_run_is_refused() {
     }
 }
 
+/// A refusal case: deployment name, engine, extra fields, the expected message.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// Values a flag cannot take are refused, with the fix.
 #[test]
 fn values_an_engine_flag_cannot_take_are_refused() {
@@ -421,7 +429,7 @@ fn values_an_engine_flag_cannot_take_are_refused() {
         ("context", "4096"),
     ];
     let mut text = String::new();
-    let cases: [(&str, &str, &[(&str, &str)], &str); 6] = [
+    let cases: [Case; 6] = [
         (
             "tgi_too_much",
             "tgi",
