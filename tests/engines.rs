@@ -8,7 +8,7 @@ mod common;
 
 use common::{deployfit, json, scratch, stdout};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -29,7 +29,7 @@ fn deployment(name: &str, fields: &[(&str, &str)]) -> String {
 }
 
 /// `explain --format json` for one deployment: its object.
-fn explain(path: &PathBuf, name: &str) -> Value {
+fn explain(path: &Path, name: &str) -> Value {
     let out = deployfit(&[
         "explain",
         path.to_str().unwrap(),
@@ -46,7 +46,7 @@ fn explain(path: &PathBuf, name: &str) -> Value {
 }
 
 /// `export` of one deployment: exit code, stdout, stderr.
-fn export(path: &PathBuf, name: &str, engine: Option<&str>) -> (Option<i32>, String, String) {
+fn export(path: &Path, name: &str, engine: Option<&str>) -> (Option<i32>, String, String) {
     let mut args = vec!["export", "--deployment", name];
     if let Some(engine) = engine {
         args.extend(["--engine", engine]);
@@ -210,10 +210,7 @@ fn each_new_engine_evaluates_a_deployment() {
 
     // MLX: the wired share of unified memory (three quarters above 36 GiB).
     let mlx = explain(&path, "mlx_4bit");
-    assert_eq!(
-        bytes(&mlx["usable_bytes"]),
-        (192.0 * GIB * 0.75).floor()
-    );
+    assert_eq!(bytes(&mlx["usable_bytes"]), (192.0 * GIB * 0.75).floor());
     // mlx_4bit is 4.5 bits per weight.
     assert_eq!(
         bytes(&mlx["weights_bytes"]),
@@ -414,6 +411,14 @@ fn a_quant_an_engine_does_not_run_is_refused() {
     }
 }
 
+/// A refusal case: deployment name, engine, extra fields, the expected message.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// Values a flag cannot take are refused, with the fix.
 #[test]
 fn values_an_engine_flag_cannot_take_are_refused() {
@@ -424,7 +429,7 @@ fn values_an_engine_flag_cannot_take_are_refused() {
         ("context", "4096"),
     ];
     let mut text = String::new();
-    let cases: [(&str, &str, &[(&str, &str)], &str); 6] = [
+    let cases: [Case; 6] = [
         (
             "tgi_too_much",
             "tgi",
@@ -524,4 +529,45 @@ fn a_user_controlled_id_is_quoted_or_refused() {
         assert!(!out.contains("rm -rf"), "{engine}: {out}");
         assert!(err.contains("`hf`"), "{engine}: {err}");
     }
+}
+
+/// The memory flags come from the engine's fields: a copy that changes `utilization` or
+/// `kv_free_share` exports its own value, for vLLM as for TGI and LMDeploy.
+#[test]
+fn memory_flags_come_from_the_engine_fields() {
+    let mut text = "engine tight_vllm extends vllm { utilization = 80% }\n\
+                    engine tight_tgi extends tgi { utilization = 81% }\n\
+                    engine tight_lmdeploy extends lmdeploy { kv_free_share = 50% }\n"
+        .to_string();
+    for (d, engine) in [
+        ("v", "tight_vllm"),
+        ("t", "tight_tgi"),
+        ("l", "tight_lmdeploy"),
+    ] {
+        text.push_str(&deployment(
+            d,
+            &[
+                ("model", "llama_3_1_8b"),
+                ("quant", "bf16"),
+                ("engine", engine),
+                ("gpu", "h100_sxm5"),
+                ("context", "4096"),
+            ],
+        ));
+    }
+    let path = file("engine_fields", &text);
+    let (code, out, err) = export(&path, "v", Some("vllm"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --gpu-memory-utilization 0.8 \\\n"), "{out}");
+    let (code, out, err) = export(&path, "t", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --cuda-memory-fraction 0.9 \\\n"), "{out}");
+    let (code, out, err) = export(&path, "l", None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  --cache-max-entry-count 0.5 \\\n"), "{out}");
+    // And the estimate follows the same fields: half of the free memory for the KV cache.
+    let e = explain(&path, "l");
+    let fixed = bytes(&e["weights_bytes"]) + bytes(&e["overhead_bytes"]);
+    let expected = (fixed + 0.5 * (80.0 * GIB - fixed)).floor();
+    assert!((bytes(&e["usable_bytes"]) - expected).abs() <= 1.0, "{e:#}");
 }

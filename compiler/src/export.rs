@@ -207,6 +207,10 @@ pub fn export(
             &kind,
             kv("vllm_name"),
             flag(DeclKind::Quant, &setup.quant, "vllm_quantization"),
+            setup
+                .memory_utilization
+                .or_else(|| engine_number("utilization"))
+                .unwrap_or(0.9),
         ),
         Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?, kv("ollama_name")),
         Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?, kv("llamacpp_name")),
@@ -296,6 +300,7 @@ fn vllm(
     kind: &str,
     kv: Option<String>,
     quantization: Option<String>,
+    utilization: f64,
 ) -> Result<String, ExportError> {
     let hf = hf.ok_or_else(|| {
         error(
@@ -312,7 +317,6 @@ fn vllm(
             "use kv_cache = fp8 or fp16 with vLLM",
         )
     })?;
-    let utilization = setup.memory_utilization.unwrap_or(0.9);
     let mut lines = vec![
         format!("vllm serve {}", shell_quote(&hf)),
         format!("  --tensor-parallel-size {}", setup.count),
