@@ -241,12 +241,13 @@ def units_of(row, vendor):
 # ---------------------------------------------------------------------------
 
 # Prefixes dropped from entry names (curated style: rtx_4070, rx_7900_xtx, mi210, max_1550),
-# each only when what follows it starts with one of the given words.
+# each only when what follows it starts with one of the given words. "Tesla " is kept
+# (tesla_k80, tesla_p40): without it the names would be short letter-digit words
+# (k80, c2070, m60) that users and tests write for their own entries.
 STRIP = [
     ("GeForce ", None),
     ("Radeon Instinct ", None),
     ("Radeon ", ("RX ", "R5 ", "R7 ", "R9 ", "HD ")),
-    ("Tesla ", None),
     ("Data Center GPU ", None),
 ]
 
