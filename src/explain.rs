@@ -19,7 +19,7 @@ fn bar(e: &Explanation) -> String {
     let count = e.setup.count.max(1) as f64;
     // With offload only the GPU layers' share of the weights is on the GPUs.
     let on_gpu = match (e.breakdown.gpu_layers, e.breakdown.layers) {
-        (Some(gpu), Some(all)) if all > 0 && e.breakdown.host_bytes.unwrap_or(0) > 0 => {
+        (Some(gpu), Some(all)) if all > 0 && e.breakdown.offload == Some("auto") => {
             gpu as f64 / all as f64
         }
         _ => 1.0,

@@ -63,32 +63,50 @@ fn llama_70b_on_a_4090_fits_with_offload_at_single_digit_speed() {
     assert_eq!(d["layers"], 80);
     let gpu_layers = number(d, "gpu_layers");
     assert!(
-        gpu_layers > 20.0 && gpu_layers < 60.0,
+        (20.0..60.0).contains(&gpu_layers),
         "a 24 GB card holds about half of 80 layers of a 40 GiB model: {gpu_layers}"
     );
     let host = number(d, "host_bytes");
     let weights = number(d, "weights_bytes");
-    assert!(host > 0.3 * weights && host < 0.8 * weights, "{host} of {weights}");
+    assert!(
+        host > 0.3 * weights && host < 0.8 * weights,
+        "{host} of {weights}"
+    );
     assert_eq!(number(d, "host_memory_bytes"), 64.0 * GIB);
     assert_eq!(d["host"], "desktop_ddr5");
     // The GPU part fits the usable memory.
-    assert!(number(d, "per_gpu_bytes") <= number(d, "usable_bytes"), "{d}");
+    assert!(
+        number(d, "per_gpu_bytes") <= number(d, "usable_bytes"),
+        "{d}"
+    );
     let (decode, low, high) = (
         number(d, "decode_tps"),
         number(d, "decode_tps_low"),
         number(d, "decode_tps_high"),
     );
-    assert!(decode >= 1.0 && decode < 10.0, "single-digit decode: {decode}");
-    assert!(low < decode && decode < high, "[{low}, {high}] around {decode}");
+    assert!(
+        (1.0..10.0).contains(&decode),
+        "single-digit decode: {decode}"
+    );
+    assert!(
+        low < decode && decode < high,
+        "[{low}, {high}] around {decode}"
+    );
     assert!(high < 10.0, "{high}");
     let table = stdout(&deployfit(&["explain", &path]));
     assert!(table.contains("fits with offload"), "{table}");
     assert!(
-        table.contains(&format!("gpu_layers   {:>12}", format!("{gpu_layers} of 80"))),
+        table.contains(&format!(
+            "gpu_layers   {:>12}",
+            format!("{gpu_layers} of 80")
+        )),
         "{table}"
     );
     assert!(table.contains("host RAM"), "{table}");
-    assert!(table.contains(&format!("llama.cpp -ngl {gpu_layers}")), "{table}");
+    assert!(
+        table.contains(&format!("llama.cpp -ngl {gpu_layers}")),
+        "{table}"
+    );
 }
 
 #[test]
@@ -203,11 +221,14 @@ deployment on_the_cpu {
     // Decode reads the weights at the host's bandwidth: DDR5-5200 dual channel, about
     // 83 GB/s at the fitted efficiency, on a 4.6 GiB file: 10–16 tok/s.
     let decode = number(d, "decode_tps");
-    assert!(decode > 8.0 && decode < 16.0, "{decode}");
+    assert!((8.0..16.0).contains(&decode), "{decode}");
     // A faster host decodes faster.
     let fast = file(
         "offload_cpu_fast",
-        &text.replace("gpu     = cpu", "gpu     = cpu\n    host    = server_ddr5_12ch"),
+        &text.replace(
+            "gpu     = cpu",
+            "gpu     = cpu\n    host    = server_ddr5_12ch",
+        ),
     );
     let server = &explain_json(&fast)[0];
     assert!(number(server, "decode_tps") > 4.0 * decode, "{server}");
@@ -225,7 +246,10 @@ deployment on_the_cpu {
 fn an_extends_copy_of_a_host_behaves_the_same() {
     let original = file(
         "offload_host_original",
-        &ACCEPTANCE.replace("offload = auto", "offload = auto\n    host    = desktop_ddr4"),
+        &ACCEPTANCE.replace(
+            "offload = auto",
+            "offload = auto\n    host    = desktop_ddr4",
+        ),
     );
     let copy = file(
         "offload_host_copy",
@@ -254,7 +278,10 @@ fn an_extends_copy_of_a_host_behaves_the_same() {
     // A bandwidth override is used as written.
     let faster = file(
         "offload_host_bandwidth",
-        &ACCEPTANCE.replace("offload = auto", "offload = auto\n    host_bandwidth = 400 GB/s"),
+        &ACCEPTANCE.replace(
+            "offload = auto",
+            "offload = auto\n    host_bandwidth = 400 GB/s",
+        ),
     );
     assert!(number(&explain_json(&faster)[0], "decode_tps") > 2.0 * number(default, "decode_tps"));
 }
@@ -324,4 +351,73 @@ deployment mit_auslagerung {
         .collect();
     assert_eq!(failed.len(), 1, "{report}");
     assert!(failed[0]["message"].as_str().unwrap().contains("☃"));
+}
+
+#[test]
+fn the_editor_shows_fits_with_offload() {
+    let mut workspace = deployfit_compiler::Workspace::new();
+    let file = workspace.set_file(
+        std::path::Path::new("/offload/editor.deploy"),
+        ACCEPTANCE.to_string(),
+    );
+    let db = workspace.db();
+    let hints = deployfit_compiler::ide::inlay_hints(db, file);
+    assert_eq!(hints.len(), 1);
+    let label = &hints[0].label;
+    assert!(label.contains("fits with offload"), "{label}");
+    assert!(label.contains("/80 layers on GPU"), "{label}");
+    // Hovering the deployment's name shows the verdict in its breakdown.
+    let offset = ACCEPTANCE.find("big_on_one_card").unwrap() + 3;
+    let hover = deployfit_compiler::ide::hover(db, file, offset).expect("a hover");
+    assert!(
+        hover.markdown.contains("fits with offload"),
+        "{}",
+        hover.markdown
+    );
+    // A deployment that fits without offload has no offload hint.
+    let file = workspace.set_file(
+        std::path::Path::new("/offload/fits.deploy"),
+        ACCEPTANCE.replace("llama_3_1_70b", "llama_3_1_8b"),
+    );
+    let hints = deployfit_compiler::ide::inlay_hints(workspace.db(), file);
+    assert!(!hints[0].label.contains("offload"), "{}", hints[0].label);
+}
+
+#[test]
+fn export_places_the_layers_it_explains() {
+    let path = file("offload_export", ACCEPTANCE);
+    let d = &explain_json(&path)[0];
+    let gpu_layers = d["gpu_layers"].as_u64().expect("gpu_layers");
+    let output = deployfit(&[
+        "export",
+        &path,
+        "--deployment",
+        "big_on_one_card",
+        "--engine",
+        "llamacpp",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let command = stdout(&output);
+    assert!(
+        command.contains(&format!("--n-gpu-layers {gpu_layers} ")),
+        "{command}"
+    );
+    // Without offload every layer goes to the GPU, as before.
+    let fits = file(
+        "offload_export_fits",
+        &ACCEPTANCE.replace("llama_3_1_70b", "llama_3_1_8b"),
+    );
+    let output = deployfit(&[
+        "export",
+        &fits,
+        "--deployment",
+        "big_on_one_card",
+        "--engine",
+        "llamacpp",
+    ]);
+    assert!(
+        stdout(&output).contains("--n-gpu-layers 999 "),
+        "{}",
+        stdout(&output)
+    );
 }

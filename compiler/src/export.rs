@@ -95,6 +95,15 @@ pub fn export(
             "run `deployfit check` on the file and fix its errors first",
         ));
     };
+    // Layers on the GPU when `offload = auto` keeps some in system RAM, or 0 with
+    // `gpu = cpu`: llama.cpp's `--n-gpu-layers`, Ollama's `num_gpu`.
+    let gpu_layers = result
+        .breakdown
+        .as_ref()
+        .and_then(|b| match (b.gpu_layers, b.layers) {
+            (Some(gpu), Some(all)) if gpu < all => Some(gpu),
+            _ => None,
+        });
     let scope = crate::names::scope(db, file);
     let field = |kind: DeclKind, entry: &str, field: &str| -> Option<Value> {
         let key = scope.lookup(kind, entry)?;
@@ -212,8 +221,18 @@ pub fn export(
                 .or_else(|| engine_number("utilization"))
                 .unwrap_or(0.9),
         ),
-        Target::Ollama => ollama(setup, id("ollama", Valid::OllamaTag)?, kv("ollama_name")),
-        Target::Llamacpp => llamacpp(setup, id("hf", Valid::HfRepo)?, kv("llamacpp_name")),
+        Target::Ollama => ollama(
+            setup,
+            id("ollama", Valid::OllamaTag)?,
+            kv("ollama_name"),
+            gpu_layers,
+        ),
+        Target::Llamacpp => llamacpp(
+            setup,
+            id("hf", Valid::HfRepo)?,
+            kv("llamacpp_name"),
+            gpu_layers,
+        ),
         Target::Tgi => tgi(
             setup,
             id("hf", Valid::HfRepo)?,
@@ -342,7 +361,12 @@ fn vllm(
     Ok(format!("{note}{}\n", lines.join(" \\\n")))
 }
 
-fn ollama(setup: &Setup, tag: Option<String>, kv: Option<String>) -> Result<String, ExportError> {
+fn ollama(
+    setup: &Setup,
+    tag: Option<String>,
+    kv: Option<String>,
+    gpu_layers: Option<u64>,
+) -> Result<String, ExportError> {
     let tag = tag.ok_or_else(|| {
         error(
             format!("model `{}` has no Ollama tag", setup.model),
@@ -362,6 +386,7 @@ fn ollama(setup: &Setup, tag: Option<String>, kv: Option<String>) -> Result<Stri
         "# Save as Modelfile, then run: ollama create {name} -f Modelfile\n\
          FROM {tag}\n\
          PARAMETER num_ctx {context}\n\
+         {num_gpu}\
          \n\
          # Environment for `ollama serve` ({seqs} parallel sequence{plural}, {kv} KV cache):\n\
          # OLLAMA_NUM_PARALLEL={seqs} OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE={kv} ollama serve\n",
@@ -369,10 +394,18 @@ fn ollama(setup: &Setup, tag: Option<String>, kv: Option<String>) -> Result<Stri
         context = setup.context,
         seqs = setup.seqs,
         plural = if setup.seqs == 1 { "" } else { "s" },
+        num_gpu = gpu_layers
+            .map(|layers| format!("PARAMETER num_gpu {layers}\n"))
+            .unwrap_or_default(),
     ))
 }
 
-fn llamacpp(setup: &Setup, hf: Option<String>, kv: Option<String>) -> Result<String, ExportError> {
+fn llamacpp(
+    setup: &Setup,
+    hf: Option<String>,
+    kv: Option<String>,
+    gpu_layers: Option<u64>,
+) -> Result<String, ExportError> {
     let kv = kv.ok_or_else(|| {
         error(
             format!("llama.cpp has no `{}` KV cache", setup.kv_cache),
@@ -392,7 +425,7 @@ fn llamacpp(setup: &Setup, hf: Option<String>, kv: Option<String>) -> Result<Str
         ),
         format!("  --ctx-size {}", setup.context * setup.seqs),
         format!("  --parallel {}", setup.seqs),
-        "  --n-gpu-layers 999".to_string(),
+        format!("  --n-gpu-layers {}", gpu_layers.unwrap_or(999)),
         "  --flash-attn on".to_string(),
         format!("  --cache-type-k {}", shell_quote(&kv)),
         format!("  --cache-type-v {}", shell_quote(&kv)),

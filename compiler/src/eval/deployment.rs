@@ -380,7 +380,12 @@ pub(crate) fn host_figures(
         .as_deref()
         .and_then(|name| scope.lookup(DeclKind::Host, name))
         .map(|key| super::entry_of(db, key));
-    let quantity = |field: &str| fields.get(field).and_then(Value::quantity).map(|q| q.value());
+    let quantity = |field: &str| {
+        fields
+            .get(field)
+            .and_then(Value::quantity)
+            .map(|q| q.value())
+    };
     let memory = quantity("host_memory").or_else(|| entry.and_then(|e| e.number("memory")));
     let bandwidth =
         quantity("host_bandwidth").or_else(|| entry.and_then(|e| e.number("bandwidth")));

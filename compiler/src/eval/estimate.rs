@@ -788,7 +788,11 @@ fn offload_advice(
             layers,
             inputs.gpu_name,
             bytes(placement.host),
-            bytes(mem.per_gpu(inputs.context as f64, inputs.seqs as f64, inputs.count as f64))
+            bytes(mem.per_gpu(
+                inputs.context as f64,
+                inputs.seqs as f64,
+                inputs.count as f64
+            ))
         ),
     }
 }
@@ -945,7 +949,9 @@ fn speed_and_cost(
         seqs,
         kv_read_bytes: match placement {
             // A layer's KV lives with the layer: the GPUs' share, split over them.
-            Some(p) => mem.kv_total(decode_context, seqs) * p.gpu_layers / mem.layers.max(1.0) / count,
+            Some(p) => {
+                mem.kv_total(decode_context, seqs) * p.gpu_layers / mem.layers.max(1.0) / count
+            }
             None => mem.kv_total(decode_context, seqs) * mem.kv_share,
         },
         prompt,
