@@ -101,9 +101,15 @@ fn support_follows_architecture_and_engine_fallback() {
     assert_eq!(old["quant_support"], "weight-only");
     let note = old["quant_support_note"].as_str().unwrap();
     assert!(note.contains("no FP8 tensor cores"), "{note}");
-    assert!(note.contains("Sans FP8"), "the architecture's display name: {note}");
+    assert!(
+        note.contains("Sans FP8"),
+        "the architecture's display name: {note}"
+    );
     let advice = old["quant_support_advice"].as_str().unwrap();
-    assert!(advice.contains("new_card"), "a GPU that runs f8 natively: {advice}");
+    assert!(
+        advice.contains("new_card"),
+        "a GPU that runs f8 natively: {advice}"
+    );
     // An `extends` copy behaves as the original.
     assert_eq!(codes_of(&report, "on_copy"), [NOT_NATIVE]);
     assert_eq!(figures(&report, "on_copy")["quant_support"], "weight-only");
@@ -121,7 +127,10 @@ fn support_follows_architecture_and_engine_fallback() {
     let up = figures(&report, "upcast");
     assert_eq!(up["quant_support"], "upcast");
     let ratio = bytes(up, "weights_memory") / bytes(old, "weights_memory");
-    assert!((ratio - 16.0 / 8.5).abs() < 0.01, "upcast / fp8 weights: {ratio}");
+    assert!(
+        (ratio - 16.0 / 8.5).abs() < 0.01,
+        "upcast / fp8 weights: {ratio}"
+    );
     assert_eq!(
         bytes(up, "weights_memory"),
         bytes(figures(&report, "bf16_old"), "weights_memory")
@@ -136,8 +145,16 @@ fn native_fp8_multiplies_at_the_fp8_peak_and_weight_only_at_16_bit() {
     write(&dir, "own.deploy", OWN);
     let report = check(&dir, "own.deploy");
     let prefill = |name: &str| -> f64 {
-        let text = figures(&report, name)["prefill_tps"].as_str().unwrap().to_string();
-        text.split(' ').next().unwrap().replace(',', "").parse().unwrap()
+        let text = figures(&report, name)["prefill_tps"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        text.split(' ')
+            .next()
+            .unwrap()
+            .replace(',', "")
+            .parse()
+            .unwrap()
     };
     // Same card figures except the architecture: native FP8 prefills faster than bf16...
     assert!(
