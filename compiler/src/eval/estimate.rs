@@ -926,12 +926,12 @@ fn speed_and_cost(
         .or_else(|| gpu.number("bf16"))
         .filter(|_| !on_cpu)
         .map(|peak| {
-        if family == speed::Family::Geforce {
-            peak * 2.0
-        } else {
-            peak
-        }
-    });
+            if family == speed::Family::Geforce {
+                peak * 2.0
+            } else {
+                peak
+            }
+        });
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,

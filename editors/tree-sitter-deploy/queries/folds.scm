@@ -1,0 +1,2 @@
+; Fold declaration bodies and nested blocks.
+(block) @fold
