@@ -174,8 +174,9 @@ pub fn matrix(
         let smallest_gpu = gpus
             .iter()
             .find(|(_, _, gpu_name, gpu)| {
-                estimate::fits(&Inputs {
+                let inputs = Inputs {
                     theoretical_weights: request.theoretical_weights,
+                    arch: crate::eval::support::arch_of(db, scope, gpu),
                     ..Inputs::on_one_gpu(
                         (model, &model_name),
                         (quant, quant_name),
@@ -185,7 +186,10 @@ pub fn matrix(
                         gpu_context,
                         request.seqs,
                     )
-                }) == Some(true)
+                };
+                // A GPU that cannot run the format (FP8 on Turing) is no answer.
+                inputs.support() != crate::eval::support::Support::Unsupported
+                    && estimate::fits(&inputs) == Some(true)
             })
             .map(|(_, _, name, _)| name.to_string());
         rows.push(Row {

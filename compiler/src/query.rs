@@ -169,8 +169,12 @@ fn best_fit<'a, 'db>(
     gpu: &'a Entry<'db>,
     quants: &'a [(&'a str, f64, &'a Entry<'db>)],
 ) -> Fit {
-    let inputs = |quant_name: &'a str, quant: &'a Entry<'db>| {
-        Inputs::on_one_gpu(
+    // The GPU's architecture decides whether a format runs at all (FP8 on a T4 does not)
+    // and how (upcast weights take 16-bit memory).
+    let arch = crate::eval::support::arch_of(setup.db, setup.scope, gpu);
+    let inputs = |quant_name: &'a str, quant: &'a Entry<'db>| Inputs {
+        arch,
+        ..Inputs::on_one_gpu(
             (model, model_name),
             (quant, quant_name),
             setup.kv,
@@ -180,9 +184,20 @@ fn best_fit<'a, 'db>(
             setup.seqs,
         )
     };
+    let runs = |name: &'a str, quant: &'a Entry<'db>| {
+        inputs(name, quant).support() != crate::eval::support::Support::Unsupported
+    };
     let chosen = quants
         .iter()
-        .find(|(name, _, quant)| estimate::fits(&inputs(name, quant)) == Some(true))
+        .find(|(name, _, quant)| {
+            runs(name, quant) && estimate::fits(&inputs(name, quant)) == Some(true)
+        })
+        .or_else(|| {
+            quants
+                .iter()
+                .rev()
+                .find(|(name, _, quant)| runs(name, quant))
+        })
         .or(quants.last());
     let name = match gpu.fields.get("name") {
         Some(Value::Str(name)) => name.clone(),
