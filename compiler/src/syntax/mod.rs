@@ -38,6 +38,7 @@ pub fn parse_chunk(source: &str) -> Parsed {
         parsed.errors.push(errors::too_deep(at));
         return parsed;
     }
-    lower::chunk(source, source, 0, &mut parsed);
+    let masked = split::mask_comments(source);
+    lower::chunk(source, masked.as_deref().unwrap_or(source), 0, &mut parsed);
     parsed
 }

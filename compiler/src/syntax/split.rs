@@ -147,6 +147,28 @@ pub(super) fn comment_start(line: &str) -> Option<usize> {
     None
 }
 
+/// `text` with every plain `//` comment (not a `///` doc comment) replaced by spaces, byte
+/// for byte, so offsets are unchanged; `None` when it has none. The grammar skips comments
+/// anyway; pest skips a run of spaces much faster than a comment it matches character by
+/// character, and the generated catalog is 40 % comments (`// source:`, `// derived:`).
+pub(super) fn mask_comments(text: &str) -> Option<String> {
+    let mut masked: Option<Vec<u8>> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some(at) = comment_start(line) {
+            let bytes = line.as_bytes();
+            if bytes.get(at + 2) != Some(&b'/') {
+                let body = line.trim_end_matches(['\n', '\r']).len();
+                let out = masked.get_or_insert_with(|| text.as_bytes().to_vec());
+                out[offset + at..offset + body].fill(b' ');
+            }
+        }
+        offset += line.len();
+    }
+    // Whole characters from an ASCII `/` to the line end became ASCII spaces: still UTF-8.
+    masked.and_then(|bytes| String::from_utf8(bytes).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +188,18 @@ mod tests {
                 "/// doc\ndeployment b {\n  model = x\n}\n"
             ]
         );
+    }
+
+    #[test]
+    fn comments_become_spaces_and_docs_strings_and_offsets_stay() {
+        let text = "/// dóc // kept\ngpu a { // ünï \"x\"\r\n  name = \"a // b\" // ü\n}\n";
+        let masked = mask_comments(text).unwrap();
+        assert_eq!(masked.len(), text.len());
+        assert_eq!(
+            masked,
+            "/// dóc // kept\ngpu a {          \r\n  name = \"a // b\"     \n}\n"
+        );
+        assert_eq!(mask_comments("gpu a { }\n/// only docs\n"), None);
     }
 
     #[test]
