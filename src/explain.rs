@@ -13,9 +13,18 @@ fn percent(ratio: f64) -> String {
     format!("{:.1} %", ratio * 100.0)
 }
 
-/// The memory bar of one GPU: weights █, KV ▓, overhead ▒, free ░, scaled to the usable
-/// memory (or to the need, when it does not fit).
-fn bar(e: &Explanation) -> String {
+/// One GPU's memory as the bar draws it, in bytes: the weights' share on this GPU, the KV
+/// cache, the runtime overhead, the whole need, and the scale (the usable memory, or the
+/// need when it does not fit). Shared by the terminal bar and the HTML report.
+pub struct BarParts {
+    pub weights: f64,
+    pub kv: f64,
+    pub overhead: f64,
+    pub need: f64,
+    pub scale: f64,
+}
+
+pub fn bar_parts(e: &Explanation) -> BarParts {
     let count = e.setup.count.max(1) as f64;
     // With offload only the GPU layers' share of the weights is on the GPUs.
     let on_gpu = match (e.breakdown.gpu_layers, e.breakdown.layers) {
@@ -34,8 +43,22 @@ fn bar(e: &Explanation) -> String {
         .map(|u| u as f64)
         .unwrap_or(need)
         .max(need);
+    BarParts {
+        weights,
+        kv: kv.max(0.0),
+        overhead,
+        need,
+        scale,
+    }
+}
+
+/// The memory bar of one GPU: weights █, KV ▓, overhead ▒, free ░, scaled to the usable
+/// memory (or to the need, when it does not fit).
+fn bar(e: &Explanation) -> String {
+    let parts = bar_parts(e);
+    let scale = parts.scale;
     let cells = |bytes: f64| ((bytes / scale) * BAR_WIDTH as f64).round().max(0.0) as usize;
-    let (w, k, o) = (cells(weights), cells(kv.max(0.0)), cells(overhead));
+    let (w, k, o) = (cells(parts.weights), cells(parts.kv), cells(parts.overhead));
     let used = (w + k + o).min(BAR_WIDTH);
     let mut text = String::new();
     text.push_str(&"█".repeat(w));

@@ -3,6 +3,7 @@
 
 mod explain;
 mod matrix;
+mod report;
 mod tables;
 
 use std::io::{IsTerminal, Write};
@@ -43,6 +44,19 @@ enum Command {
         /// Print the fixes `--fix` would apply as a unified diff, and change nothing (exit 1 when there are any).
         #[arg(long)]
         diff: bool,
+    },
+    /// Write one self-contained HTML report of the deployments in files and directories:
+    /// memory bars, speed and cost, diagnostics, the solver's candidates, model matrices.
+    Report {
+        /// Files or directories (searched recursively for *.deploy, as `check` does).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The HTML file to write; `-` writes to standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// How many of the solver's candidates to show for a deployment with holes.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
     },
     /// Explain the memory of each deployment in a file: weights, KV cache, overhead, fit.
     Explain {
@@ -300,6 +314,7 @@ fn main() -> ExitCode {
             check(paths, format, deny.contains(&Deny::Warnings), mode)
         }
         Command::Fmt { paths, check } => format_files(paths, check),
+        Command::Report { paths, output, top } => report(paths, &output, top),
         Command::Lsp => deployfit_lsp::run_stdio()
             .map(|_| 0)
             .map_err(|e| format!("the language server stopped: {e}")),
@@ -562,6 +577,147 @@ fn check(
         .map_err(|e| format!("cannot write the report: {e}"))?;
     let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
+}
+
+/// `deployfit report`: every deployment of the files explained, solved and checked (the
+/// same calls as `explain`, `solve` and `check`), the matrix of each model (as `matrix`
+/// computes it), rendered as one HTML page. Exit 0 once written, whatever the
+/// deployments' diagnostics; 2 on a usage or I/O error.
+fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> {
+    use std::collections::BTreeMap;
+    let top = top.max(1);
+    let files = collect(paths)?;
+    // Never write the page over a file being reported on.
+    if let Ok(target) = std::fs::canonicalize(output)
+        && files
+            .iter()
+            .any(|f| std::fs::canonicalize(f).is_ok_and(|f| f == target))
+    {
+        return Err(format!(
+            "`{}` is one of the files to report on; write the report to an .html file",
+            output.display()
+        ));
+    }
+    let mut workspace = Workspace::new();
+    let mut loaded = Vec::new();
+    for path in &files {
+        let file = workspace
+            .load(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        loaded.push((path.clone(), file));
+    }
+    let mut reports = Vec::new();
+    // Each model a deployment runs, with the files that use it and the formats.
+    let mut models: BTreeMap<String, Vec<(deployfit_compiler::db::SourceFile, PathBuf)>> =
+        BTreeMap::new();
+    let mut quants: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, file) in &loaded {
+        let diagnostics = workspace.check(*file);
+        let summaries = workspace.summaries(*file);
+        let mut explained: Vec<Option<deployfit_compiler::explain::Explanation>> = workspace
+            .explain(*file)
+            .into_iter()
+            .map(Result::ok)
+            .collect();
+        let mut solutions = workspace.solve(*file, top);
+        let mut deployments = Vec::new();
+        for (i, summary) in summaries.into_iter().enumerate() {
+            let explanation = explained.get_mut(i).and_then(Option::take);
+            if let Some(e) = &explanation {
+                let users = models.entry(e.setup.model.clone()).or_default();
+                if !users.iter().any(|(_, p)| p == path) {
+                    users.push((*file, path.clone()));
+                }
+                let used = quants.entry(e.setup.model.clone()).or_default();
+                if !used.contains(&e.setup.quant) {
+                    used.push(e.setup.quant.clone());
+                }
+            }
+            let solution = solutions
+                .iter()
+                .position(|(name, _)| *name == summary.name)
+                .map(|at| solutions.remove(at).1);
+            deployments.push(report::DeploymentReport {
+                summary,
+                explanation,
+                solution,
+                diagnostics: Vec::new(),
+            });
+        }
+        // A diagnostic belongs to the deployment whose lines hold its first line.
+        let mut other = Vec::new();
+        for diag in diagnostics {
+            let owner = deployments.iter_mut().find(|d| {
+                d.summary.file == diag.location.file
+                    && (d.summary.line..=d.summary.end_line.max(d.summary.line))
+                        .contains(&diag.location.line)
+            });
+            match owner {
+                Some(owner) => owner.diagnostics.push(diag),
+                None => other.push(diag),
+            }
+        }
+        reports.push(report::FileReport {
+            path: path.clone(),
+            deployments,
+            other,
+        });
+    }
+    // The matrix of each model, as `deployfit matrix MODEL --file FILE` with the default
+    // options computes it; computed in the scope of each file that uses the model, and
+    // shown once when they agree.
+    let mut matrices = Vec::new();
+    for (model, users) in &models {
+        let request = deployfit_compiler::matrix::MatrixRequest {
+            model: model.clone(),
+            contexts: vec![8 * 1024, 32 * 1024, 128 * 1024],
+            engine: None,
+            seqs: 1,
+            kv_cache: "fp16".into(),
+            theoretical_weights: false,
+        };
+        let mut distinct: Vec<(PathBuf, Result<deployfit_compiler::matrix::Matrix, String>)> =
+            Vec::new();
+        for (file, path) in users {
+            let matrix = workspace.matrix(&request, Some(*file)).map_err(|e| e.0);
+            if !distinct.iter().any(|(_, m)| *m == matrix) {
+                distinct.push((path.clone(), matrix));
+            }
+        }
+        let several = distinct.len() > 1;
+        for (path, matrix) in distinct {
+            matrices.push(report::ModelMatrix {
+                model: model.clone(),
+                file: several.then_some(path),
+                matrix,
+                used_quants: quants.get(model).cloned().unwrap_or_default(),
+            });
+        }
+    }
+    let deployments: usize = reports.iter().map(|f| f.deployments.len()).sum();
+    let html = report::html(&report::Input {
+        files: reports,
+        models: matrices,
+        top,
+    });
+    if output == Path::new("-") {
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(html.as_bytes())
+            .and_then(|_| stdout.flush())
+            .map_err(|e| format!("cannot write the report: {e}"))?;
+    } else {
+        std::fs::write(output, html.as_bytes())
+            .map_err(|e| format!("cannot write `{}`: {e}", output.display()))?;
+        eprintln!(
+            "wrote {}: {deployments} deployment{} from {} file{}",
+            render::terminal_text(&output.display().to_string()),
+            if deployments == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(0)
 }
 
 /// Parses a context length: `32768`, `32k`, `1M` (binary suffixes).

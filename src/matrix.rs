@@ -7,7 +7,12 @@ fn gib(bytes: i128) -> String {
     format!("{:.2}", bytes as f64 / (1u64 << 30) as f64)
 }
 
-fn total(t: &Total) -> String {
+/// Bytes in GiB with the unit: `5.74 GiB`.
+pub fn gib_text(bytes: i128) -> String {
+    format!("{} GiB", gib(bytes))
+}
+
+pub fn total(t: &Total) -> String {
     if t.low_bytes == t.high_bytes {
         format!("{} GiB", gib(t.low_bytes))
     } else {

@@ -100,6 +100,7 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
                 file: file.path(db).clone(),
                 line: line_index(db, file).line_col(file.text(db), span.start).0,
                 end_line: line_index(db, file).line_col(file.text(db), whole.end).0,
+                doc: parsed.as_ref().and_then(|d| d.doc.clone()),
                 figures,
             }
         })

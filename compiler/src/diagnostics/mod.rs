@@ -185,6 +185,9 @@ pub struct DeploymentSummary {
     /// The line the declaration ends on (not in the JSON output).
     #[serde(skip)]
     pub end_line: usize,
+    /// The deployment's doc comment (`///`), if any (not in the JSON output).
+    #[serde(skip)]
+    pub doc: Option<String>,
     /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
     pub figures: BTreeMap<String, String>,
 }
