@@ -24,4 +24,32 @@ async function loadGrammar() {
   return registry.loadGrammar('source.deploy');
 }
 
-module.exports = { loadGrammar, INITIAL: vsctm.INITIAL };
+// Scope prefixes → colours in the style of VS Code's Dark Modern theme, most specific
+// first: render-svg.js and render-images.js colour tokens with them.
+const THEME = [
+  ['comment.line.documentation', '#6a9955'],
+  ['comment', '#6a9955'],
+  ['string', '#ce9178'],
+  ['constant.character.escape', '#d7ba7d'],
+  ['meta.interpolation', '#9cdcfe'],
+  ['punctuation.section.interpolation', '#569cd6'],
+  ['constant.numeric', '#b5cea8'],
+  ['keyword.other.unit', '#4ec9b0'],
+  ['keyword.operator.hole', '#c586c0'],
+  ['keyword', '#c586c0'],
+  ['storage.type', '#569cd6'],
+  ['entity.name', '#4ec9b0'],
+  ['variable.other.property', '#9cdcfe'],
+  ['variable', '#dcdcaa'],
+];
+
+function colour(scopes) {
+  for (let i = scopes.length - 1; i >= 0; i--) {
+    for (const [prefix, value] of THEME) {
+      if (scopes[i].startsWith(prefix)) return value;
+    }
+  }
+  return '#d4d4d4';
+}
+
+module.exports = { loadGrammar, INITIAL: vsctm.INITIAL, colour };

@@ -5,34 +5,7 @@
 //   node scripts/render-svg.js FILE OUT.svg
 'use strict';
 const fs = require('fs');
-const { loadGrammar, INITIAL } = require('./grammar');
-
-// Scope prefixes → colours, most specific first.
-const THEME = [
-  ['comment.line.documentation', '#6a9955'],
-  ['comment', '#6a9955'],
-  ['string', '#ce9178'],
-  ['constant.character.escape', '#d7ba7d'],
-  ['meta.interpolation', '#9cdcfe'],
-  ['punctuation.section.interpolation', '#569cd6'],
-  ['constant.numeric', '#b5cea8'],
-  ['keyword.other.unit', '#4ec9b0'],
-  ['keyword.operator.hole', '#c586c0'],
-  ['keyword', '#c586c0'],
-  ['storage.type', '#569cd6'],
-  ['entity.name', '#4ec9b0'],
-  ['variable.other.property', '#9cdcfe'],
-  ['variable', '#dcdcaa'],
-];
-
-function colour(scopes) {
-  for (let i = scopes.length - 1; i >= 0; i--) {
-    for (const [prefix, value] of THEME) {
-      if (scopes[i].startsWith(prefix)) return value;
-    }
-  }
-  return '#d4d4d4';
-}
+const { loadGrammar, INITIAL, colour } = require('./grammar');
 
 function escape(text) {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
