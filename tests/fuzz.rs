@@ -42,12 +42,15 @@ const CI_COUNT: usize = 800;
 /// Each step of an input (check, one render, fmt, explain, solve, export; each kind of
 /// editor query, summed over its offsets) may take this long in a debug build, plus
 /// [`TIME_PER_64K`] per 64 KiB of input; the whole input [`TOTAL_FACTOR`] times that.
-const TIME_BOUND: Duration = Duration::from_secs(5);
+/// A full `gpu = ?` search of the design fixtures over the 817-GPU catalog takes about
+/// 5 s of a debug build on a loaded 2-core machine: legitimate work, linear in the
+/// catalog; the bound is there for the super-linear blow-ups, which take minutes.
+const TIME_BOUND: Duration = Duration::from_secs(10);
 const TIME_PER_64K: Duration = Duration::from_secs(1);
 const TOTAL_FACTOR: u32 = 4;
 /// Past this the worker thread is given up on (it cannot be killed; it is leaked and the
 /// input reported as a hang).
-const HANG_LIMIT: Duration = Duration::from_secs(30);
+const HANG_LIMIT: Duration = Duration::from_secs(60);
 /// Mutated inputs stay below this size.
 const MAX_INPUT: usize = 256 * 1024;
 /// A run stops early after this many failing inputs, or this many hangs.

@@ -381,6 +381,9 @@ pub(crate) fn search<'db>(
             .iter()
             .find(|d| d.severity == Severity::Error)
             .map(|d| format!("{} [{}]", d.message, d.code));
+        // The feasibility pass formats nothing it may throw away: the candidates that are
+        // shown are evaluated again in `Mode::Search`.
+        let shown = mode != Mode::Probe;
         Candidate {
             assignment: assignment
                 .iter()
@@ -388,12 +391,13 @@ pub(crate) fn search<'db>(
                 .collect(),
             feasible: failure.is_none() && result.objective.is_some(),
             objective: result.objective.map(|q| q.value()),
-            objective_display: result.objective.map(|q| q.display()),
+            objective_display: result.objective.filter(|_| shown).map(|q| q.display()),
             cost_per_hour: result.figures.cost_per_hour.clone().ok().map(per_hour),
             decode_tps: result.figures.decode_tps.clone().ok(),
             memory_per_gpu: result
                 .figures
                 .get("memory_per_gpu")
+                .filter(|_| shown)
                 .and_then(Result::ok)
                 .map(|v| v.display()),
             failure: failure.or_else(|| {
@@ -407,7 +411,7 @@ pub(crate) fn search<'db>(
 
     /// What the search has found so far.
     struct Found {
-        feasible: Vec<Candidate>,
+        feasible: Vec<(Candidate, Vec<usize>)>,
         /// Each failed candidate with its combination, to evaluate it again if reported.
         failed: Vec<(Candidate, Vec<usize>)>,
         evaluated: usize,
@@ -431,7 +435,7 @@ pub(crate) fn search<'db>(
             if let Some(objective) = candidate.objective {
                 found.worst = found.worst.max(objective);
             }
-            found.feasible.push(candidate);
+            found.feasible.push((candidate, combination));
         } else {
             found.failed.push((candidate, combination));
         }
@@ -534,8 +538,12 @@ pub(crate) fn search<'db>(
             })
             .then_with(|| a.assignment.cmp(&b.assignment))
     };
-    feasible.sort_by(better);
+    feasible.sort_by(|(a, _), (b, _)| better(a, b));
     feasible.truncate(top);
+    let feasible: Vec<Candidate> = feasible
+        .into_iter()
+        .map(|(_, combination)| evaluate(&combination, Mode::Search))
+        .collect();
     // The misses worth reporting: the candidates that would have ranked above the best,
     // nearest to it first.
     let mut misses: Vec<(Candidate, Vec<usize>)> = match feasible.first() {
@@ -555,10 +563,7 @@ pub(crate) fn search<'db>(
     misses.truncate(top.max(3));
     let misses: Vec<Candidate> = misses
         .into_iter()
-        .map(|(candidate, combination)| Candidate {
-            failure: evaluate(&combination, Mode::Search).failure,
-            ..candidate
-        })
+        .map(|(_, combination)| evaluate(&combination, Mode::Search))
         .collect();
     Ok(Solution {
         deployment: decl.name.name.clone(),

@@ -195,9 +195,14 @@ mod tests {
         let text = "/// dóc // kept\ngpu a { // ünï \"x\"\r\n  name = \"a // b\" // ü\n}\n";
         let masked = mask_comments(text).unwrap();
         assert_eq!(masked.len(), text.len());
+        let blank = |comment: &str| " ".repeat(comment.len());
         assert_eq!(
             masked,
-            "/// dóc // kept\ngpu a {          \r\n  name = \"a // b\"     \n}\n"
+            format!(
+                "/// dóc // kept\ngpu a {{ {}\r\n  name = \"a // b\" {}\n}}\n",
+                blank("// ünï \"x\""),
+                blank("// ü")
+            )
         );
         assert_eq!(mask_comments("gpu a { }\n/// only docs\n"), None);
     }
