@@ -701,7 +701,7 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "kernels",
         FieldTy::Symbol(KERNELS),
-        "`serving`: batched serving kernels (higher bandwidth on HBM); `llamacpp`: llama.cpp's",
+        "`serving`: continuous batching, a roofline per engine step with the engine's speed fields; `llamacpp`: llama.cpp's single-stream fit",
     ),
     f(
         "split",

@@ -77,8 +77,8 @@ impl Family {
 
 /// Decode efficiency η: the share of memory bandwidth a decode step reaches, fitted to
 /// llama.cpp measurements (scripts/fit_speed.py, docs/calibration-speed.md). HBM's figure
-/// comes from llama.cpp on an A100; serving engines reach about 1.5× that on HBM parts
-/// (the 2 × H100 serving rows of other_tps.csv), hence `SERVING_HBM_BANDWIDTH`.
+/// comes from llama.cpp on an A100. Serving engines take their own efficiencies from their
+/// catalog fields ([`Engine`], docs/calibration-serving.md).
 pub fn decode_efficiency(family: Family) -> f64 {
     match family {
         Family::Geforce => 0.975,
@@ -360,10 +360,10 @@ impl Engine {
 
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
 /// expert, with routing and token permutes) reach this share of the engine's bandwidth
-/// and compute efficiencies: fitted on the 22 MoE rows of the serving measurements.
+/// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
 pub const MOE_EFFICIENCY: f64 = 0.46;
 /// Latency of one tensor-parallel all-reduce in a serving engine, seconds (two per layer
-/// per step): fitted on the 15 tensor-parallel serving rows.
+/// per step): fitted on the 26 tensor-parallel serving rows.
 pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
 /// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out GPU
 /// families (leave one family out, docs/calibration-serving.md): the ranges printed
