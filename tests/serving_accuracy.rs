@@ -630,6 +630,12 @@ fn enforce_eager_adds_per_layer_launches() {
     };
     let graphs = tpot(&mut ws, "no");
     let eager = tpot(&mut ws, "yes");
+    // `export` passes it on to vLLM.
+    let file = ws.set_file(Path::new("eager-export.deploy"), text("yes"));
+    let command = ws
+        .export(file, "d", deployfit_compiler::export::Target::Vllm)
+        .expect("a vLLM command");
+    assert!(command.contains("--enforce-eager"), "{command}");
     // 32 layers at llama.cpp's fitted CUDA launch cost, 2.89 ms per 32 layers.
     let added = eager - graphs;
     assert!(

@@ -138,6 +138,7 @@ pub(crate) fn run<'db>(
         seqs: inputs.seqs,
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
+        enforce_eager: inputs.enforce_eager,
     });
     let mut fields = resolved.fields;
     for (name, value) in [
