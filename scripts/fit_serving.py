@@ -168,11 +168,6 @@ def first(rules, text):
     return None
 
 
-def number_in(text):
-    m = re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", text or "")
-    return float(m.group(0).replace(",", "")) if m else None
-
-
 def requests_in(row):
     """The number of requests a benchmark sent, where the row says it."""
     for text in (row["concurrency"], row["input_len"], row["output_len"], row["notes"]):
@@ -500,7 +495,7 @@ def model(c, k):
     return out
 
 
-def predict(c, k, figure=None):
+def predict(c, k):
     out = model(c, k)
     m = c.metric
     if m == "output_throughput_tps":
