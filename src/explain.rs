@@ -178,9 +178,26 @@ pub fn table(e: &Explanation) -> String {
             decode
         ));
     }
-    if let Some(throughput) = p.throughput_tps {
+    let seconds = |s: f64| Quantity::real(s, deployfit_compiler::units::Dim::SECONDS).display();
+    if let (Some(throughput), Some(low), Some(high)) = (
+        p.throughput_tps,
+        p.throughput_tps_low,
+        p.throughput_tps_high,
+    ) {
         out.push_str(&format!(
-            "  throughput   {throughput:>8.1} tok/s  all sequences\n"
+            "  throughput   {throughput:>8.1} tok/s  all sequences ({low:.1}–{high:.1})\n"
+        ));
+    }
+    if let (Some(tpot), Some(low), Some(high)) = (p.tpot_s, p.tpot_s_low, p.tpot_s_high) {
+        let p99 = p
+            .tpot_p99_s
+            .map(|p99| format!(", p99 {}", seconds(p99)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  per token    {:>12}   after the first ({}–{}){p99}\n",
+            seconds(tpot),
+            seconds(low),
+            seconds(high)
         ));
     }
     if let (Some(prefill), Some(low), Some(high), Some(ttft)) = (
@@ -189,9 +206,17 @@ pub fn table(e: &Explanation) -> String {
         p.prefill_tps_high,
         p.ttft_s,
     ) {
+        let range = match (p.ttft_s_low, p.ttft_s_high) {
+            (Some(lo), Some(hi)) => format!(" ({}–{})", seconds(lo), seconds(hi)),
+            _ => String::new(),
+        };
+        let p99 = p
+            .ttft_p99_s
+            .map(|p99| format!(", p99 {}", seconds(p99)))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  prefill      {prefill:>8.0} tok/s  ({low:.0}–{high:.0}), time to first token {}\n",
-            Quantity::real(ttft, deployfit_compiler::units::Dim::SECONDS).display()
+            "  prefill      {prefill:>8.0} tok/s  ({low:.0}–{high:.0}), time to first token {}{range}{p99}\n",
+            seconds(ttft)
         ));
     }
     if let Some(hourly) = p.cost_per_hour {

@@ -173,6 +173,15 @@ setter!(
         comfortable_context,
         gpu_layers,
         host_memory,
-        host_usable_memory
+        host_usable_memory,
+        throughput_low,
+        throughput_high,
+        tpot,
+        tpot_low,
+        tpot_high,
+        ttft_low,
+        ttft_high,
+        ttft_p99,
+        tpot_p99
     ]
 );

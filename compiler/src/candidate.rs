@@ -75,6 +75,7 @@ pub(crate) fn run<'db>(
     let (host, host_name) = crate::eval::deployment::host_figures(db, scope, &resolved.fields);
     let inputs = Inputs {
         offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
+        enforce_eager: matches!(resolved.fields.get("enforce_eager"), Some(Value::Symbol(yes)) if yes == "yes"),
         host,
         host_name: host_name.as_deref(),
         model: model_entry,
@@ -137,6 +138,7 @@ pub(crate) fn run<'db>(
         seqs: inputs.seqs,
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
+        enforce_eager: inputs.enforce_eager,
     });
     let mut fields = resolved.fields;
     for (name, value) in [

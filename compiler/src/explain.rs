@@ -38,11 +38,24 @@ pub struct Performance {
     pub decode_tps: Option<f64>,
     pub decode_tps_low: Option<f64>,
     pub decode_tps_high: Option<f64>,
+    /// Output tokens/s of all sequences: with a serving engine and a workload's `output`,
+    /// prefill included (continuous batching); with its range.
     pub throughput_tps: Option<f64>,
+    pub throughput_tps_low: Option<f64>,
+    pub throughput_tps_high: Option<f64>,
     pub prefill_tps: Option<f64>,
     pub prefill_tps_low: Option<f64>,
     pub prefill_tps_high: Option<f64>,
     pub ttft_s: Option<f64>,
+    pub ttft_s_low: Option<f64>,
+    pub ttft_s_high: Option<f64>,
+    /// Time per output token after the first (inter-token latency), with its range.
+    pub tpot_s: Option<f64>,
+    pub tpot_s_low: Option<f64>,
+    pub tpot_s_high: Option<f64>,
+    /// 99th percentiles over a wave of `seqs` requests (serving engines; else null).
+    pub ttft_p99_s: Option<f64>,
+    pub tpot_p99_s: Option<f64>,
     pub cost_per_hour: Option<f64>,
     pub cost_per_mtok: Option<f64>,
     /// `bandwidth-bound` or `compute-bound`.
@@ -56,10 +69,19 @@ fn performance(figures: &Figures) -> Performance {
         decode_tps_low: number(&figures.decode_tps_low),
         decode_tps_high: number(&figures.decode_tps_high),
         throughput_tps: number(&figures.throughput),
+        throughput_tps_low: number(&figures.throughput_low),
+        throughput_tps_high: number(&figures.throughput_high),
         prefill_tps: number(&figures.prefill_tps),
         prefill_tps_low: number(&figures.prefill_tps_low),
         prefill_tps_high: number(&figures.prefill_tps_high),
         ttft_s: number(&figures.ttft),
+        ttft_s_low: number(&figures.ttft_low),
+        ttft_s_high: number(&figures.ttft_high),
+        tpot_s: number(&figures.tpot),
+        tpot_s_low: number(&figures.tpot_low),
+        tpot_s_high: number(&figures.tpot_high),
+        ttft_p99_s: number(&figures.ttft_p99),
+        tpot_p99_s: number(&figures.tpot_p99),
         cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
         cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
         bound: figures.bound.clone().ok(),
@@ -122,10 +144,16 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     setup.gpu
                 ));
             }
-            assumptions.push(
+            let serving = entry(DeclKind::Engine, &setup.engine)
+                .is_some_and(|engine| engine.symbol("kernels") == Some("serving"))
+                && breakdown.offload.is_none();
+            assumptions.push(if serving {
+                "speeds come from a roofline per engine step under continuous batching: `seqs` requests in flight run in waves, each wave's prompts prefilled (chunked, alongside decodes) and its sequences decoded together; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
+                    .into()
+            } else {
                 "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
-                    .into(),
-            );
+                    .into()
+            });
             assumptions.extend(host_assumptions(setup, breakdown));
             let performance = performance(
                 result

@@ -350,6 +350,9 @@ fn vllm(
     if let Some(quantization) = quantization {
         lines.push(format!("  --quantization {}", shell_quote(&quantization)));
     }
+    if setup.enforce_eager {
+        lines.push("  --enforce-eager".into());
+    }
     lines.push("  --port 8000".into());
     let note = match kind {
         "awq" | "gptq" => format!(

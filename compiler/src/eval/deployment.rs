@@ -42,6 +42,10 @@ pub struct Setup {
     pub replicas: u64,
     /// The override of the engine's memory share, 0–1.
     pub memory_utilization: Option<f64>,
+    /// `enforce_eager = yes`: the serving engine runs without CUDA graphs (printed only
+    /// when set).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub enforce_eager: bool,
 }
 
 /// What expressions over a deployment read: its properties, its fields, the catalog.

@@ -45,6 +45,8 @@ pub struct Inputs<'a, 'db> {
     /// `host_bandwidth` applied); `None` for the catalog queries.
     pub host: Option<HostFigures>,
     pub host_name: Option<&'a str>,
+    /// `enforce_eager = yes`: the serving engine runs without CUDA graphs.
+    pub enforce_eager: bool,
 }
 
 /// A host machine's figures, in bytes and bytes per second.
@@ -101,6 +103,7 @@ impl<'a, 'db> Inputs<'a, 'db> {
             offload: false,
             host: None,
             host_name: None,
+            enforce_eager: false,
         }
     }
 
@@ -876,6 +879,15 @@ fn speed_and_cost(
             &mut figures.prefill_tps_low,
             &mut figures.prefill_tps_high,
             &mut figures.ttft,
+            &mut figures.throughput_low,
+            &mut figures.throughput_high,
+            &mut figures.tpot,
+            &mut figures.tpot_low,
+            &mut figures.tpot_high,
+            &mut figures.ttft_low,
+            &mut figures.ttft_high,
+            &mut figures.ttft_p99,
+            &mut figures.tpot_p99,
             &mut figures.cost_per_mtok,
             &mut figures.replicas_needed,
             &mut figures.load,
@@ -922,20 +934,27 @@ fn speed_and_cost(
         (Support::Native, Some("fp8")) => gpu.number("fp8"),
         _ => None,
     };
-    let peak = tensor_peak
-        .or_else(|| gpu.number("bf16"))
-        .filter(|_| !on_cpu)
-        .map(|peak| {
+    let serving_kernels = inputs.engine.symbol("kernels") == Some("serving");
+    let peak = if serving_kernels {
+        // Serving engines' matrix multiplies run at the format's own tensor peak where the
+        // GPU runs it natively (FP8 on Ada/Hopper, FP4 on Blackwell), else at 16 bit; their
+        // 16-bit GEMMs accumulate in FP32, the rate the catalog records for every card.
+        serving_peak(inputs)
+    } else {
+        tensor_peak.or_else(|| gpu.number("bf16")).map(|peak| {
             if family == speed::Family::Geforce {
                 peak * 2.0
             } else {
                 peak
             }
-        });
+        })
+    }
+    .filter(|_| !on_cpu);
+    let bf16_peak = sixteen_bit_peak(inputs).filter(|_| !on_cpu);
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,
-        serving_engine: inputs.engine.symbol("kernels") == Some("serving"),
+        serving_engine: serving_kernels,
         layer_split: inputs.engine.symbol("split") == Some("layers"),
         bandwidth,
         peak,
@@ -962,11 +981,33 @@ fn speed_and_cost(
         host_bandwidth: host.bandwidth.unwrap_or(0.0),
         pcie_bandwidth: host.pcie.unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
     };
-    let speed = speed::estimate(&speed_inputs);
+    // Serving engines (`kernels = serving`) batch continuously on the GPUs; llama.cpp-style
+    // kernels, offloaded layers and the CPU take the single-stream roofline.
+    let serving = speed_inputs.serving_engine && placement.is_none() && !on_cpu;
+    let speed = if serving {
+        speed::serve(
+            &speed_inputs,
+            &serving_inputs(inputs, mem, decode_context, bf16_peak),
+        )
+    } else {
+        speed::estimate(&speed_inputs)
+    };
     figures.decode_tps = Ok(speed.decode_tps);
     figures.decode_tps_low = Ok(speed.decode_tps_low);
     figures.decode_tps_high = Ok(speed.decode_tps_high);
     figures.throughput = Ok(speed.throughput_tps);
+    figures.throughput_low = Ok(speed.throughput_tps_low);
+    figures.throughput_high = Ok(speed.throughput_tps_high);
+    figures.tpot = Ok(speed.tpot_s);
+    figures.tpot_low = Ok(speed.tpot_s_low);
+    figures.tpot_high = Ok(speed.tpot_s_high);
+    let single_stream = || {
+        missing(
+            "the spread over a wave of requests is modelled for serving engines (`kernels = serving`) only"
+                .to_string(),
+        )
+    };
+    figures.tpot_p99 = speed.tpot_p99_s.ok_or_else(single_stream);
     figures.bound = Ok(speed.bound.describe().to_string());
     let no_peak = || {
         if on_cpu {
@@ -979,6 +1020,13 @@ fn speed_and_cost(
     figures.prefill_tps_low = speed.prefill_tps_low.ok_or_else(no_peak);
     figures.prefill_tps_high = speed.prefill_tps_high.ok_or_else(no_peak);
     figures.ttft = speed.ttft_s.ok_or_else(no_peak);
+    figures.ttft_low = speed.ttft_s_low.ok_or_else(no_peak);
+    figures.ttft_high = speed.ttft_s_high.ok_or_else(no_peak);
+    figures.ttft_p99 = match speed.ttft_p99_s {
+        Some(p99) => Ok(p99),
+        None if serving => Err(no_peak()),
+        None => Err(single_stream()),
+    };
     // A workload: requests in flight follow Little's law (rate × time per request); each
     // replica serves `seqs` of them at once.
     let served = match (inputs.rate, inputs.output) {
@@ -1016,4 +1064,141 @@ fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<
         _ => Err(missing(format!("`{}` has no `bandwidth`", inputs.gpu_name))),
     };
     figures.cost_per_hour = hourly;
+}
+
+/// A tensor type's dense peak of one GPU from its architecture: `{type}_rate` FLOP per clock
+/// per SM/CU × `sms` × `boost_clock_mhz` (halved on GeForce cards, whose catalog figures
+/// are FP32-accumulate rates).
+fn arch_peak(inputs: &Inputs<'_, '_>, ty: &str) -> Option<f64> {
+    let rate = inputs.arch?.number(&format!("{ty}_rate"))?;
+    let units = inputs.gpu.number("sms")?;
+    let clock = inputs.gpu.number("boost_clock_mhz")?;
+    let half = if inputs.gpu.symbol("family") == Some("geforce") {
+        2.0
+    } else {
+        1.0
+    };
+    Some(rate * units * clock * 1e6 / half)
+}
+
+/// The GPU's dense 16-bit peak: its `bf16` figure, else its architecture's.
+fn sixteen_bit_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
+    inputs
+        .gpu
+        .number("bf16")
+        .or_else(|| arch_peak(inputs, "bf16"))
+}
+
+/// The peak a serving engine's matrix multiplies run at: the format's tensor type where the
+/// GPU runs it natively — the GPU's own figure for it (`fp8`), else its 16-bit figure scaled
+/// by the architecture's rate ratio (FP4 on Blackwell is 4× BF16), else the architecture's
+/// rate — and the 16-bit peak for weight-only, upcast and 16-bit formats.
+fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
+    let sixteen = sixteen_bit_peak(inputs);
+    let tensor = match (inputs.support(), inputs.quant.symbol("tensor")) {
+        (Support::Native, Some(ty)) if ty != "bf16" && ty != "fp16" => ty,
+        _ => return sixteen,
+    };
+    let rate = |ty: &str| {
+        inputs
+            .arch
+            .and_then(|arch| arch.number(&format!("{ty}_rate")))
+    };
+    if rate(tensor).is_none() {
+        return sixteen;
+    }
+    inputs
+        .gpu
+        .number(tensor)
+        .or_else(|| Some(sixteen? * rate(tensor)? / rate("bf16")?))
+        .or_else(|| arch_peak(inputs, tensor))
+}
+
+/// What the serving model reads beyond the single-stream inputs: the engine's fields, the
+/// model's experts and attention shape, the KV one GPU reads per context token.
+fn serving_inputs(
+    inputs: &Inputs<'_, '_>,
+    mem: &Memory,
+    decode_context: f64,
+    peak16: Option<f64>,
+) -> speed::Serving {
+    let engine = inputs.engine;
+    let pooled = speed::Engine::POOLED;
+    let engine_speed = speed::Engine {
+        bandwidth_efficiency: engine
+            .number("bandwidth_efficiency")
+            .unwrap_or(pooled.bandwidth_efficiency),
+        compute_efficiency: engine
+            .number("compute_efficiency")
+            .unwrap_or(pooled.compute_efficiency),
+        step_overhead: engine
+            .number("step_overhead")
+            .unwrap_or(pooled.step_overhead),
+        sequence_overhead: engine
+            .number("sequence_overhead")
+            .unwrap_or(pooled.sequence_overhead),
+        cuda_graphs: !inputs.enforce_eager
+            && engine
+                .symbol("cuda_graphs")
+                .map_or(pooled.cuda_graphs, |graphs| graphs == "yes"),
+    };
+    let model = inputs.model;
+    let params = model.number("params").unwrap_or(0.0);
+    let active = model.number("active_params").unwrap_or(params);
+    let (expert_share, expert_pick) =
+        match (model.number("experts"), model.number("experts_active")) {
+            // (params − active) = (experts − k) × one expert's parameters.
+            (Some(experts), Some(k)) if experts > k && active < params && params > 0.0 => {
+                let per_expert = (params - active) / (experts - k);
+                ((experts * per_expert / params).min(1.0), k / experts)
+            }
+            // Experts not given: the touched share of the active fraction.
+            _ if active < params && params > 0.0 => (1.0, active / params),
+            _ => (0.0, 1.0),
+        };
+    let layers = mem.layers.max(1.0);
+    let heads = model.number("heads").unwrap_or(0.0);
+    let hidden = model.number("hidden").unwrap_or(0.0);
+    let attention = model.symbol("attention").unwrap_or("gqa");
+    // Attention FLOP per query token per context token and layer: QKᵀ and PV, 2 FLOP per
+    // multiply-add. Absorbed MLA scores over the latent and rope dimensions and reads
+    // values from the latent.
+    let per_pair = if attention == "mla" {
+        2.0 * heads
+            * (2.0 * model.number("kv_lora_rank").unwrap_or(0.0)
+                + model.number("qk_rope_dim").unwrap_or(0.0))
+    } else {
+        let head_dim =
+            model
+                .number("head_dim")
+                .unwrap_or(if heads > 0.0 { hidden / heads } else { 0.0 });
+        4.0 * heads * head_dim
+    };
+    // Sliding-window layers attend to (and read the KV of) at most the window, whatever
+    // the engine allocates for them.
+    let local = if attention == "hybrid" {
+        model.number("local_layers").unwrap_or(0.0).min(layers)
+    } else {
+        0.0
+    };
+    let window = if local > 0.0 {
+        model.number("window").unwrap_or(f64::INFINITY)
+    } else {
+        f64::INFINITY
+    };
+    let kv_per_layer = (mem.kv_global + mem.kv_local) / layers * mem.kv_share;
+    speed::Serving {
+        engine: engine_speed,
+        output: inputs.output,
+        peak16,
+        expert_share,
+        expert_pick,
+        attention_global: per_pair * (layers - local),
+        attention_local: per_pair * local,
+        window,
+        kv_global: kv_per_layer * (layers - local),
+        kv_local: kv_per_layer * local,
+        kv_window: window,
+        decode_context,
+    }
 }

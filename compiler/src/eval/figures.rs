@@ -203,6 +203,15 @@ figures! {
     offloaded: bool, FieldTy::Predicate, OFFLOAD, "`offload = auto` keeps some layers in system RAM, run on the CPU";
     host_memory: f64, FieldTy::Q(Dim::BYTES), OFFLOAD, "bytes in system RAM: offloaded layers with their KV cache and the input embeddings; everything with `gpu = cpu`; 0 otherwise";
     host_usable_memory: f64, FieldTy::Q(Dim::BYTES), &["host", "host_memory"], "the host's system RAM (its `memory`, or the deployment's `host_memory`)";
+    throughput_low: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "low end of the throughput range (10th percentile of measured / predicted)";
+    throughput_high: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "high end of the throughput range (90th percentile of measured / predicted)";
+    tpot: f64, FieldTy::Q(Dim::SECONDS), SPEED, "time per output token after the first (inter-token latency), seconds";
+    tpot_low: f64, FieldTy::Q(Dim::SECONDS), SPEED, "low end of the time-per-output-token range";
+    tpot_high: f64, FieldTy::Q(Dim::SECONDS), SPEED, "high end of the time-per-output-token range";
+    ttft_low: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "low end of the time-to-first-token range";
+    ttft_high: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "high end of the time-to-first-token range";
+    ttft_p99: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context", "seqs"], "99th-percentile time to first token over a wave of `seqs` requests (serving engines)";
+    tpot_p99: f64, FieldTy::Q(Dim::SECONDS), SPEED, "99th-percentile time per output token over a wave of `seqs` requests (serving engines)";
 }
 
 impl Figures {

@@ -701,7 +701,7 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "kernels",
         FieldTy::Symbol(KERNELS),
-        "`serving`: batched serving kernels (higher bandwidth on HBM); `llamacpp`: llama.cpp's",
+        "`serving`: continuous batching, a roofline per engine step with the engine's speed fields; `llamacpp`: llama.cpp's single-stream fit",
     ),
     f(
         "split",
@@ -723,6 +723,35 @@ const ENGINE: &[FieldSpec] = &[
         "offload",
         FieldTy::Symbol(OFFLOAD_KINDS),
         "whether it can run some `layers` from system RAM on the CPU (`offload = auto` in a deployment), or `none`",
+    ),
+    f(
+        "bandwidth_efficiency",
+        FieldTy::Ratio,
+        "serving kernels: share of memory bandwidth reached reading weights and KV cache (default: the pooled fit)",
+    )
+    .valid(Valid::Share),
+    f(
+        "compute_efficiency",
+        FieldTy::Ratio,
+        "serving kernels: share of the dense tensor peak its matrix multiplies and attention reach (default: the pooled fit)",
+    )
+    .valid(Valid::Share),
+    f(
+        "step_overhead",
+        FieldTy::Q(Dim::SECONDS),
+        "serving kernels: fixed time per engine step (scheduling, launch) (default: the pooled fit)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "sequence_overhead",
+        FieldTy::Q(Dim::SECONDS),
+        "serving kernels: time per running sequence per step (sampling, bookkeeping) (default: the pooled fit)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "cuda_graphs",
+        FieldTy::Symbol(YES_NO),
+        "serving kernels: `yes` replays captured CUDA graphs for decode steps; `no` launches every kernel of every layer each step (default `yes`)",
     ),
 ];
 
@@ -797,6 +826,11 @@ const DEPLOYMENT: &[FieldSpec] = &[
         "override of the host's memory bandwidth",
     )
     .valid(Valid::Positive),
+    f(
+        "enforce_eager",
+        FieldTy::Symbol(YES_NO),
+        "`yes`: the serving engine runs without CUDA graphs (vLLM `--enforce-eager`); default `no`",
+    ),
     f(
         "allow",
         FieldTy::RefList(DeclKind::Rule),

@@ -1,5 +1,8 @@
 //! Speed: a roofline per decode step and per prefill, with efficiencies per hardware
-//! family fitted to published llama.cpp measurements (docs/calibration-speed.md).
+//! family fitted to published llama.cpp measurements (docs/calibration-speed.md), and for
+//! serving engines (`kernels = serving`) a roofline per engine step with continuous
+//! batching and chunked prefill, fitted to published serving measurements
+//! (docs/calibration-serving.md).
 //!
 //! A decode step reads the active weights once plus every sequence's KV cache, and does
 //! 2 × active parameters × sequences FLOP; it takes the longer of the memory and compute
@@ -74,8 +77,8 @@ impl Family {
 
 /// Decode efficiency η: the share of memory bandwidth a decode step reaches, fitted to
 /// llama.cpp measurements (scripts/fit_speed.py, docs/calibration-speed.md). HBM's figure
-/// comes from llama.cpp on an A100; serving engines reach about 1.5× that on HBM parts
-/// (the 2 × H100 serving rows of other_tps.csv), hence `SERVING_HBM_BANDWIDTH`.
+/// comes from llama.cpp on an A100. Serving engines take their own efficiencies from their
+/// catalog fields ([`Engine`], docs/calibration-serving.md).
 pub fn decode_efficiency(family: Family) -> f64 {
     match family {
         Family::Geforce => 0.975,
@@ -103,9 +106,6 @@ pub const HOST_RANGE: (f64, f64) = (0.72, 1.07);
 /// each micro-batch copies the host layers' weights to the GPU (batches of 32 tokens or
 /// more run there, ggml-org/llama.cpp#6083).
 pub const UBATCH: f64 = 512.0;
-
-/// η of serving engines (vLLM, SGLang, TensorRT-LLM) on HBM parts.
-pub const SERVING_HBM_BANDWIDTH: f64 = 0.557 * 1.5;
 
 /// Fixed time per decode step for a 32-layer model, seconds, scaling with layers:
 /// kernel launches and synchronisation. ROCm and other backends reuse CUDA's (no data).
@@ -148,7 +148,8 @@ pub const ALL_REDUCE_LATENCY: f64 = 10e-6;
 pub struct SpeedInputs {
     pub family: Family,
     pub backend: Backend,
-    /// A serving engine (vLLM, SGLang, TensorRT-LLM) rather than llama.cpp-style kernels.
+    /// A serving engine (vLLM, SGLang, TensorRT-LLM) rather than llama.cpp-style kernels:
+    /// the estimate then calls [`serve`], not [`estimate`].
     pub serving_engine: bool,
     /// llama.cpp and Ollama split a model over GPUs by layers: a token passes through the
     /// GPUs one after another, so a decode step streams all the weights at one card's
@@ -197,17 +198,29 @@ impl Bound {
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Speed {
-    /// Decode tokens/s per sequence, with its range.
+    /// Decode tokens/s per sequence (1 / `tpot_s`), with its range.
     pub decode_tps: f64,
     pub decode_tps_low: f64,
     pub decode_tps_high: f64,
-    /// Decode tokens/s of all sequences.
+    /// Output tokens/s of all sequences, with its range.
     pub throughput_tps: f64,
+    pub throughput_tps_low: f64,
+    pub throughput_tps_high: f64,
     pub prefill_tps: Option<f64>,
     pub prefill_tps_low: Option<f64>,
     pub prefill_tps_high: Option<f64>,
-    /// Time to first token: the prompt's prefill plus one decode step, seconds.
+    /// Time to first token, seconds, with its range: llama.cpp's, the prompt's prefill plus
+    /// one decode step; a serving engine's, the mean over a wave of `seqs` requests.
     pub ttft_s: Option<f64>,
+    pub ttft_s_low: Option<f64>,
+    pub ttft_s_high: Option<f64>,
+    /// Time per output token after the first (inter-token latency), seconds, with its range.
+    pub tpot_s: f64,
+    pub tpot_s_low: f64,
+    pub tpot_s_high: f64,
+    /// The 99th percentile over the requests of a wave (serving engines only).
+    pub ttft_p99_s: Option<f64>,
+    pub tpot_p99_s: Option<f64>,
     pub bound: Bound,
     /// Bytes one GPU reads per decode step.
     pub step_bytes: f64,
@@ -234,11 +247,7 @@ fn all_reduce_time(inputs: &SpeedInputs, tokens: f64) -> f64 {
 }
 
 pub fn estimate(inputs: &SpeedInputs) -> Speed {
-    let eta = if inputs.serving_engine && inputs.family == Family::Hbm {
-        SERVING_HBM_BANDWIDTH
-    } else {
-        decode_efficiency(inputs.family)
-    };
+    let eta = decode_efficiency(inputs.family);
     let mfu = prefill_mfu(inputs.family);
     let share = weights_read_share(inputs.params, inputs.active_params, inputs.seqs);
     let step_bytes = if inputs.layer_split {
@@ -293,16 +302,241 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
     } else {
         DECODE_RANGE
     };
+    let ttft = prefill_time.map(|t| t + step);
     Speed {
         decode_tps: decode,
         decode_tps_low: decode * range.0,
         decode_tps_high: decode * range.1,
         throughput_tps: decode * inputs.seqs,
+        throughput_tps_low: decode * inputs.seqs * range.0,
+        throughput_tps_high: decode * inputs.seqs * range.1,
         prefill_tps: prefill,
         prefill_tps_low: prefill.map(|p| p * PREFILL_RANGE.0),
         prefill_tps_high: prefill.map(|p| p * PREFILL_RANGE.1),
-        ttft_s: prefill_time.map(|t| t + step),
+        // A shorter time is a higher speed: the high end of the speed range is the low
+        // end of the time's.
+        ttft_s: ttft,
+        ttft_s_low: ttft.map(|t| t / PREFILL_RANGE.1),
+        ttft_s_high: ttft.map(|t| t / PREFILL_RANGE.0),
+        tpot_s: step,
+        tpot_s_low: step / range.1,
+        tpot_s_high: step / range.0,
+        ttft_p99_s: None,
+        tpot_p99_s: None,
         bound,
         step_bytes,
+    }
+}
+
+/// How a serving engine runs a step: its catalog fields (stdlib/engines.deploy), each
+/// defaulting to the pooled fit of docs/calibration-serving.md.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Engine {
+    /// Share of the memory bandwidth its kernels reach reading weights and KV cache.
+    pub bandwidth_efficiency: f64,
+    /// Share of the dense tensor peak its matrix multiplies (and attention) reach.
+    pub compute_efficiency: f64,
+    /// Fixed time per engine step, seconds: scheduling, launch, sampling set-up.
+    pub step_overhead: f64,
+    /// Time per running sequence per step, seconds: sampling, detokenizing, bookkeeping.
+    pub sequence_overhead: f64,
+    /// Whether its decode steps replay CUDA graphs; without them (eager mode) every
+    /// kernel of every layer is launched each step.
+    pub cuda_graphs: bool,
+}
+
+impl Engine {
+    /// The pooled fit over vLLM, SGLang, TensorRT-LLM and LMDeploy (84 serving
+    /// measurements, scripts/fit_serving.py): what an engine that sets none of the fields
+    /// runs at.
+    pub const POOLED: Engine = Engine {
+        bandwidth_efficiency: 0.77,
+        compute_efficiency: 0.56,
+        step_overhead: 1.34e-3,
+        sequence_overhead: 7.6e-6,
+        cuda_graphs: true,
+    };
+}
+
+/// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
+/// expert, with routing and token permutes) reach this share of the engine's bandwidth
+/// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
+pub const MOE_EFFICIENCY: f64 = 0.46;
+/// Latency of one tensor-parallel all-reduce in a serving engine, seconds (two per layer
+/// per step): fitted on the 26 tensor-parallel serving rows.
+pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
+/// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out GPU
+/// families (leave one family out, docs/calibration-serving.md): the ranges printed
+/// beside output throughput, time per output token (and decode speed) and time to first
+/// token (and prefill speed) of a serving engine.
+pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.33);
+pub const TPOT_RANGE: (f64, f64) = (0.44, 1.50);
+pub const TTFT_RANGE: (f64, f64) = (0.88, 1.25);
+
+/// What the serving model reads beyond [`SpeedInputs`].
+#[derive(Clone, Copy, Debug)]
+pub struct Serving {
+    pub engine: Engine,
+    /// Output tokens per request, when the workload says.
+    pub output: Option<f64>,
+    /// Dense 16-bit peak of one GPU, FLOP/s: attention runs at it whatever the weights'
+    /// format (`SpeedInputs::peak` is the format's).
+    pub peak16: Option<f64>,
+    /// Share of the weights that are routed experts, and the share of them one token
+    /// picks (`experts_active / experts`); 0 and 1 for a dense model.
+    pub expert_share: f64,
+    pub expert_pick: f64,
+    /// Attention FLOP per query token per context token, over the layers that see the
+    /// whole context and over the sliding-window layers (whose context is at most
+    /// `window`).
+    pub attention_global: f64,
+    pub attention_local: f64,
+    pub window: f64,
+    /// KV bytes one GPU reads per context token of one sequence, over the layers that keep
+    /// every token and over those that keep at most `kv_window`.
+    pub kv_global: f64,
+    pub kv_local: f64,
+    pub kv_window: f64,
+    /// Average context a decode step attends to.
+    pub decode_context: f64,
+}
+
+/// One serving engine step: its time and which resource bounds it.
+struct Step {
+    time: f64,
+    compute_bound: bool,
+    bytes: f64,
+}
+
+/// A serving engine under continuous batching (docs/calibration-serving.md).
+///
+/// An engine step decodes `d` sequences and prefills `p` prompt tokens: it reads the
+/// dense weights and the experts the `d + p` tokens touch (expected distinct experts:
+/// `1 − (1 − k/E)^(d + p)` of them), and the KV cache of every decoding sequence, at the
+/// engine's bandwidth efficiency; it computes `2 × active × (d + p)` FLOP of matmuls at its
+/// compute efficiency and the attention FLOP at the 16-bit peak. Matmuls and attention are
+/// separate kernels, each bound by its own resource: step = max(weights, matmuls) +
+/// max(KV, attention) + all-reduces + step overhead (+ per-layer launches without CUDA
+/// graphs) + per-sequence cost × `d`.
+///
+/// `seqs` requests in flight, as a client that keeps that many open sends them, of equal
+/// lengths, run in waves: the wave's prompts are prefilled (chunked, alongside the decodes
+/// of the requests already past theirs), then the sequences decode `output − 1` more tokens
+/// together. Output throughput = `seqs × output / (prefill of seqs × prompt + (output − 1)
+/// × decode step)`; a request's time to first token is on average half the wave's prefill
+/// ((seqs + 1) / (2 seqs) of it), and its time per output token the decode step plus its
+/// share of the prefill it decodes through ((seqs − 1) / (2 seqs) of it, over output − 1
+/// tokens). Without an output length, throughput and time per token are the decode
+/// step's alone.
+pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
+    let engine = serving.engine;
+    let count = inputs.count.max(1.0);
+    let eta = engine.bandwidth_efficiency * inputs.bandwidth;
+    let launches = if engine.cuda_graphs {
+        0.0
+    } else {
+        step_overhead_per_32_layers(Backend::Cuda) * inputs.layers.max(1.0) / 32.0
+    };
+    let overhead = engine.step_overhead + launches;
+    let expert_active = inputs.params * serving.expert_share * serving.expert_pick;
+    let dense_active = (inputs.active_params - expert_active).max(0.0);
+    let matmul_rate = inputs.peak.map(|peak| engine.compute_efficiency * peak);
+    let attention_rate = serving
+        .peak16
+        .or(inputs.peak)
+        .map(|peak| engine.compute_efficiency * peak);
+    let all_reduce = |tokens: f64| {
+        if count <= 1.0 {
+            return 0.0;
+        }
+        let bytes = tokens * inputs.hidden * ACTIVATION_BYTES * 2.0 * (count - 1.0) / count;
+        2.0 * inputs.layers * (bytes / inputs.link_bandwidth + SERVING_ALL_REDUCE_LATENCY)
+    };
+    let attention = |queries: f64, context: f64| {
+        queries
+            * (serving.attention_global * context
+                + serving.attention_local * context.min(serving.window))
+    };
+    let step = |decode: f64, prefill: f64, decode_context: f64, prefill_context: f64| {
+        let tokens = decode + prefill;
+        let touched = 1.0 - (1.0 - serving.expert_pick).powf(tokens.max(1.0));
+        let dense = inputs.weights_bytes / count * (1.0 - serving.expert_share);
+        let experts = inputs.weights_bytes / count * serving.expert_share * touched;
+        let kv = decode
+            * (serving.kv_global * decode_context
+                + serving.kv_local * decode_context.min(serving.kv_window));
+        let weights_time = (dense + experts / MOE_EFFICIENCY) / eta;
+        let kv_time = kv / eta;
+        let matmul_time = matmul_rate
+            .map(|rate| {
+                2.0 * (dense_active + expert_active / MOE_EFFICIENCY) * tokens / count / rate
+            })
+            .unwrap_or(0.0);
+        let attention_time = attention_rate
+            .map(|rate| {
+                (attention(decode, decode_context) + attention(prefill, prefill_context))
+                    / count
+                    / rate
+            })
+            .unwrap_or(0.0);
+        Step {
+            time: weights_time.max(matmul_time)
+                + kv_time.max(attention_time)
+                + all_reduce(tokens)
+                + overhead
+                + engine.sequence_overhead * decode,
+            compute_bound: matmul_time + attention_time > weights_time + kv_time,
+            bytes: dense + experts + kv,
+        }
+    };
+    let seqs = inputs.seqs.max(1.0);
+    let prompt = inputs.prompt;
+    let decode = step(seqs, 0.0, serving.decode_context, 0.0);
+    // Prefill needs a compute peak: without one there is no prefill or first-token time.
+    let computable = matmul_rate.is_some();
+    let single_prefill = step(0.0, prompt, 0.0, prompt / 2.0).time;
+    let wave_prefill = step(0.0, seqs * prompt, 0.0, prompt / 2.0).time;
+    let later = serving.output.map(|output| (output - 1.0).max(0.0));
+    let (throughput, tpot, tpot_p99) = match (serving.output, later) {
+        (Some(output), Some(later)) if later > 0.0 => {
+            let wave = wave_prefill + later * decode.time;
+            (
+                seqs * output / wave,
+                decode.time + wave_prefill * (seqs - 1.0) / (2.0 * seqs) / later,
+                decode.time + wave_prefill * (seqs - 1.0) / seqs / later,
+            )
+        }
+        // One output token: it comes out of the prefill.
+        (Some(output), _) => (seqs * output / wave_prefill, decode.time, decode.time),
+        _ => (seqs / decode.time, decode.time, decode.time),
+    };
+    let ttft = computable.then(|| wave_prefill * (seqs + 1.0) / (2.0 * seqs));
+    let ttft_p99 = computable.then(|| wave_prefill * (0.99 * seqs).ceil() / seqs);
+    let prefill = computable.then(|| prompt / single_prefill);
+    let decode_tps = 1.0 / tpot;
+    Speed {
+        decode_tps,
+        decode_tps_low: decode_tps * TPOT_RANGE.0,
+        decode_tps_high: decode_tps * TPOT_RANGE.1,
+        throughput_tps: throughput,
+        throughput_tps_low: throughput * THROUGHPUT_RANGE.0,
+        throughput_tps_high: throughput * THROUGHPUT_RANGE.1,
+        prefill_tps: prefill,
+        prefill_tps_low: prefill.map(|p| p * TTFT_RANGE.0),
+        prefill_tps_high: prefill.map(|p| p * TTFT_RANGE.1),
+        ttft_s: ttft,
+        ttft_s_low: ttft.map(|t| t / TTFT_RANGE.1),
+        ttft_s_high: ttft.map(|t| t / TTFT_RANGE.0),
+        tpot_s: tpot,
+        tpot_s_low: tpot / TPOT_RANGE.1,
+        tpot_s_high: tpot / TPOT_RANGE.0,
+        ttft_p99_s: ttft_p99,
+        tpot_p99_s: Some(tpot_p99),
+        bound: if decode.compute_bound {
+            Bound::Compute
+        } else {
+            Bound::Bandwidth
+        },
+        step_bytes: decode.bytes,
     }
 }

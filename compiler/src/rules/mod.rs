@@ -141,7 +141,15 @@ fn field_labels<'db>(
 fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> String {
     let reads_any = |names: &[&str]| reads.iter().any(|r| names.contains(&r.as_str()));
     let about_cost = reads_any(&["cost_per_hour", "cost_per_mtok"]);
-    let about_speed = reads_any(&["decode_tps", "throughput", "prefill_tps", "ttft"]);
+    let about_speed = reads_any(&[
+        "decode_tps",
+        "throughput",
+        "prefill_tps",
+        "ttft",
+        "tpot",
+        "ttft_p99",
+        "tpot_p99",
+    ]);
     let prop = |name: &str| match env.figures.get(name) {
         Some(Ok(value)) => value.display(),
         _ => "?".to_string(),
@@ -243,6 +251,7 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     } else if reads_any(&[
         "decode_tps",
         "throughput",
+        "tpot",
         "cost_per_mtok",
         "load",
         "replicas_needed",
