@@ -63,42 +63,10 @@ fn catalog_name(model: &str) -> Option<&'static str> {
 /// One CSV row, by column name.
 type Row = HashMap<String, String>;
 
-/// A small RFC 4180 reader: quoted fields may hold commas, doubled quotes and newlines.
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\r') => {}
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
-}
-
 fn load_rows() -> Vec<Row> {
     let path = root().join("tests/fixtures/calibration/vllm_logs.csv");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut records = parse_csv(&text).into_iter();
+    let mut records = common::parse_csv(&text).into_iter();
     let header = records.next().expect("a header");
     assert_eq!(header[0], "source", "the CSV keeps its header");
     records
