@@ -257,6 +257,9 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     }
 }
 
+/// The help of `deploy::cost::no_offer`.
+pub(crate) const NO_OFFER_HELP: &str = "write `pricing = owned` (with `owned { amortize = 3 years; power = $0.15/kWh }` to change the defaults), choose a `gpu` that an offer in stdlib/offers.deploy rents, widen `provider`/`region`, or declare an `offer` for it";
+
 fn eval_problem<'db>(
     key: DeclKey<'db>,
     error: EvalError,
@@ -265,6 +268,11 @@ fn eval_problem<'db>(
     root: Option<&Expr>,
 ) -> Option<Diag<'db>> {
     match error {
+        EvalError::Missing(missing) if missing.starts_with(crate::eval::estimate::NO_OFFER) => Some(
+            Diag::error(Code::CostNoOffer, format!("cannot check {what}: {missing}"), at)
+                .label("no offer rents this GPU")
+                .help(NO_OFFER_HELP),
+        ),
         EvalError::Missing(missing) => {
             let help = if missing.contains("workload") {
                 "add a `workload { rate = ... prompt = ... output = ... }` block to the deployment"

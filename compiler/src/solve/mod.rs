@@ -37,6 +37,9 @@ pub struct Candidate {
     pub objective: Option<f64>,
     pub objective_display: Option<String>,
     pub cost_per_hour: Option<f64>,
+    /// What `pricing = cloud` rents: `2 × lambda gpu_1x_h100_sxm5 (offer lambda_…)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rental: Option<String>,
     pub decode_tps: Option<f64>,
     pub memory_per_gpu: Option<String>,
     /// For infeasible candidates: the first constraint that failed, with its figures.
@@ -286,11 +289,67 @@ pub(crate) fn search<'db>(
             key, decl, &domains, total, why,
         )));
     }
+    // The pricing each candidate may get: one per assignment of the pricing holes
+    // (`pricing`, `spot`, `provider`, `region`), each with the offers it may rent. A GPU's
+    // factor is the lowest per-GPU rate any of them gives it, a lower bound of what a
+    // candidate on it costs per GPU (docs/cost.md), so the cheapest-first order stays
+    // exact; a GPU nothing prices is no candidate when ranking by cost.
+    let pricing_holes: Vec<&(String, Vec<Value>)> = domains
+        .iter()
+        .filter(|(name, _)| matches!(name.as_str(), "pricing" | "spot" | "provider" | "region"))
+        .collect();
+    let mut variants: Vec<BTreeMap<String, Value>> = vec![resolved.fields.clone()];
+    for (name, values) in &pricing_holes {
+        variants = variants
+            .into_iter()
+            .flat_map(|fields| {
+                values.iter().map(move |value| {
+                    let mut fields = fields.clone();
+                    fields.insert(name.clone(), value.clone());
+                    fields
+                })
+            })
+            .collect();
+    }
+    let pricings: Vec<(
+        crate::candidate::PricingSettings,
+        Vec<(&str, &crate::eval::entry::Entry<'_>)>,
+    )> = variants
+        .into_iter()
+        .map(|fields| {
+            let settings = crate::candidate::pricing_settings(&Resolved {
+                fields,
+                workload: BTreeMap::new(),
+                owned: BTreeMap::new(),
+            });
+            let offers = crate::candidate::offers_for(db, scope, &settings);
+            (settings, offers)
+        })
+        .collect();
+    let owned = crate::eval::deployment::owned_settings(&resolved.owned);
     let factor = |name: &str, value: &Value| -> f64 {
         match (name, value) {
             ("gpu", Value::Ref(_, gpu)) => scope
                 .lookup(DeclKind::Gpu, gpu)
-                .and_then(|k| crate::eval::estimate::hourly_price(crate::eval::entry_of(db, k)))
+                .and_then(|k| {
+                    let entry = crate::eval::entry_of(db, k);
+                    pricings
+                        .iter()
+                        .filter_map(|(settings, offers)| {
+                            crate::eval::estimate::gpu_price_floor(
+                                entry,
+                                gpu,
+                                &crate::eval::estimate::Pricing {
+                                    mode: settings.mode,
+                                    spot: settings.spot,
+                                    offers,
+                                    filters: "",
+                                    owned,
+                                },
+                            )
+                        })
+                        .min_by(f64::total_cmp)
+                })
                 .unwrap_or(f64::INFINITY),
             (_, value) => number_of(value).unwrap_or(f64::INFINITY),
         }
@@ -354,7 +413,38 @@ pub(crate) fn search<'db>(
             }
             _ => true,
         };
-        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache")
+        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache") && {
+            // An offer is a candidate only with the GPU it carries and its own provider
+            // and region.
+            match value_of(combination, "offer") {
+                Some(Value::Ref(_, offer)) => {
+                    entry_of(DeclKind::Offer, &offer).is_none_or(|offer| {
+                        let gpu_ok = match value_of(combination, "gpu") {
+                            Some(Value::Ref(_, gpu)) => {
+                                entry_of(DeclKind::Gpu, &gpu).is_none_or(|entry| {
+                                    crate::eval::estimate::offer_gpu_matches(offer, entry, &gpu)
+                                })
+                            }
+                            _ => true,
+                        };
+                        let provider_ok = match value_of(combination, "provider") {
+                            Some(Value::Symbol(provider)) => {
+                                offer.symbol("provider") == Some(provider.as_str())
+                            }
+                            _ => true,
+                        };
+                        let region_ok = match value_of(combination, "region") {
+                            Some(Value::Str(region)) => {
+                                offer.text("region") == Some(region.as_str())
+                            }
+                            _ => true,
+                        };
+                        gpu_ok && provider_ok && region_ok
+                    })
+                }
+                _ => true,
+            }
+        }
     };
     let bound = |combination: &[usize]| -> f64 {
         let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
@@ -375,6 +465,7 @@ pub(crate) fn search<'db>(
         let fields = Resolved {
             fields: full(assignment),
             workload: resolved.workload.clone(),
+            owned: resolved.owned.clone(),
         };
         let result = run(cx, fields, mode, &mut scratch);
         let failure = scratch
@@ -390,6 +481,11 @@ pub(crate) fn search<'db>(
             objective: result.objective.map(|q| q.value()),
             objective_display: result.objective.map(|q| q.display()),
             cost_per_hour: result.figures.cost_per_hour.clone().ok().map(per_hour),
+            rental: result
+                .setup
+                .as_ref()
+                .and_then(|setup| setup.rental.as_ref())
+                .map(crate::eval::estimate::Rental::describe),
             decode_tps: result.figures.decode_tps.clone().ok(),
             memory_per_gpu: result
                 .figures
@@ -635,6 +731,9 @@ pub(crate) fn solve<'db>(
         let mut parts = Vec::new();
         if let Some(cost) = best.cost_per_hour {
             parts.push(format!("${cost:.2}/h"));
+        }
+        if let Some(rental) = &best.rental {
+            parts.push(rental.clone());
         }
         if let Some(decode) = best.decode_tps {
             parts.push(format!("{decode:.1} tok/s"));
