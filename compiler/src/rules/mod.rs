@@ -186,9 +186,16 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
             None => value,
         },
         "engine" => format!("{value}: overhead {} per GPU", prop("overhead_memory")),
-        "gpu" if about_cost => match entry_field(DeclKind::Gpu, "gpu", "price") {
-            Some(price) => format!("{value}: {price} per GPU"),
-            None => format!("{value}: no price in the catalog"),
+        "gpu" if about_cost => match (&env.figures.offer, &env.figures.instances) {
+            (Ok(offer), Ok(_)) => format!(
+                "{value}: {} × offer {offer}, {}",
+                prop("instances"),
+                prop("cost_per_hour")
+            ),
+            _ if env.figures.cost_per_hour.is_ok() => {
+                format!("{value}: {}, {}", prop("pricing"), prop("cost_per_hour"))
+            }
+            _ => format!("{value}: no price ({} pricing)", prop("pricing")),
         },
         "gpu" if about_speed => match entry_field(DeclKind::Gpu, "gpu", "bandwidth") {
             Some(bandwidth) => format!("{value}: {bandwidth} memory bandwidth"),
