@@ -40,6 +40,30 @@ pub(crate) fn run<'db>(
     mode: Mode,
     diags: &mut Vec<Diag<'db>>,
 ) -> Evaluated {
+    let all = all_offers(cx.db, cx.scope);
+    run_with_offers(cx, resolved, mode, &all, diags)
+}
+
+/// Every offer in scope with its entry: what [`run_with_offers`] filters. The solver reads
+/// them once per search rather than once per candidate.
+pub(crate) fn all_offers<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+) -> Vec<(&'db str, &'db Entry<'db>)> {
+    scope
+        .names(DeclKind::Offer)
+        .map(|(name, key)| (name, eval::entry_of(db, key)))
+        .collect()
+}
+
+/// [`run`] with the offers in scope already read ([`all_offers`]).
+pub(crate) fn run_with_offers<'db>(
+    cx: Cx<'_, 'db>,
+    resolved: Resolved,
+    mode: Mode,
+    all_offers: &[(&'db str, &'db Entry<'db>)],
+    diags: &mut Vec<Diag<'db>>,
+) -> Evaluated {
     let Cx {
         db, scope, decl, ..
     } = cx;
@@ -74,7 +98,7 @@ pub(crate) fn run<'db>(
     };
     let (host, host_name) = crate::eval::deployment::host_figures(db, scope, &resolved.fields);
     let settings = pricing_settings(&resolved);
-    let offers = offers_for(db, scope, &settings);
+    let offers = offers_for(all_offers, &settings);
     let filters = settings.filters();
     let pricing = Pricing {
         mode: settings.mode,
@@ -189,10 +213,13 @@ pub(crate) fn run<'db>(
         messages: mode != Mode::Probe,
     };
     rules::check(cx, &env, diags);
-    // `pricing = cloud` written out, and no offer rents the GPU: said once, on the field,
+    // Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
+    // `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
     // unless a require on cost already said it.
     if mode != Mode::Probe
-        && let Some(field) = decl.field("pricing")
+        && let Some(field) = ["pricing", "offer", "provider", "region", "spot"]
+            .into_iter()
+            .find_map(|name| decl.field(name))
         && settings.mode == PricingMode::Cloud
         && let Err(eval::EvalError::Missing(why)) = &figures.cost_per_hour
         && why.starts_with(estimate::NO_OFFER)
@@ -207,7 +234,7 @@ pub(crate) fn run<'db>(
                 format!("no cost: {why}"),
                 crate::diagnostics::Loc::Decl(cx.key, field.value.span),
             )
-            .label("`pricing = cloud`")
+            .label(format!("`{}` asks for a cloud offer", field.name.name))
             .help(rules::NO_OFFER_HELP),
         );
     }
@@ -282,20 +309,18 @@ pub(crate) fn pricing_settings(resolved: &Resolved) -> PricingSettings {
     }
 }
 
-/// The offers in scope that pass the deployment's `offer`, `provider` and `region`
-/// (which of them carry its GPU is decided by the estimate).
+/// The offers (of `all`, those in scope) that pass the deployment's `offer`, `provider`
+/// and `region` (which of them carry its GPU is decided by the estimate).
 pub(crate) fn offers_for<'db>(
-    db: &'db dyn Db,
-    scope: &'db Scope<'db>,
+    all: &[(&'db str, &'db Entry<'db>)],
     settings: &PricingSettings,
 ) -> Vec<(&'db str, &'db Entry<'db>)> {
     if settings.mode == PricingMode::Owned {
         return Vec::new();
     }
-    scope
-        .names(DeclKind::Offer)
+    all.iter()
+        .copied()
         .filter(|(name, _)| settings.offer.as_deref().is_none_or(|o| o == *name))
-        .map(|(name, key)| (name, eval::entry_of(db, key)))
         .filter(|(_, offer)| {
             settings
                 .provider

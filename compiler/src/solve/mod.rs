@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::candidate::{Mode, run};
+use crate::candidate::{Mode, run_with_offers};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -289,68 +289,103 @@ pub(crate) fn search<'db>(
             key, decl, &domains, total, why,
         )));
     }
-    // The pricing each candidate may get: one per assignment of the pricing holes
-    // (`pricing`, `spot`, `provider`, `region`), each with the offers it may rent. A GPU's
-    // factor is the lowest per-GPU rate any of them gives it, a lower bound of what a
-    // candidate on it costs per GPU (docs/cost.md), so the cheapest-first order stays
-    // exact; a GPU nothing prices is no candidate when ranking by cost.
-    let pricing_holes: Vec<&(String, Vec<Value>)> = domains
+    // A GPU's factor is the lowest per-GPU rate any candidate on it can get: under the
+    // deployment's pricing, or, where `pricing`, `spot`, `provider`, `region` or `offer`
+    // are holes, under any of their values (each hole's values taken as a set, so the
+    // cost of this stays linear in them). It is a lower bound of what a candidate on the
+    // GPU costs per GPU (docs/cost.md), so the cheapest-first order stays exact; a GPU
+    // nothing prices is no candidate when ranking by cost. Computed once per GPU.
+    let all_offers = crate::candidate::all_offers(db, scope);
+    let hole_values = |name: &str| -> Option<&Vec<Value>> {
+        domains
+            .iter()
+            .find(|(hole, _)| hole == name)
+            .map(|(_, values)| values)
+    };
+    let words = |name: &str| -> Option<Vec<String>> {
+        match hole_values(name) {
+            Some(values) => Some(
+                values
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Symbol(s) | Value::Str(s) | Value::Ref(_, s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            None => match resolved.fields.get(name) {
+                Some(Value::Symbol(s) | Value::Str(s) | Value::Ref(_, s)) => Some(vec![s.clone()]),
+                _ => None,
+            },
+        }
+    };
+    let modes: Vec<crate::eval::estimate::PricingMode> = words("pricing")
+        .unwrap_or_default()
         .iter()
-        .filter(|(name, _)| matches!(name.as_str(), "pricing" | "spot" | "provider" | "region"))
+        .map(|w| {
+            if w == "owned" {
+                crate::eval::estimate::PricingMode::Owned
+            } else {
+                crate::eval::estimate::PricingMode::Cloud
+            }
+        })
+        .chain(
+            words("pricing")
+                .is_none()
+                .then_some(crate::eval::estimate::PricingMode::Cloud),
+        )
         .collect();
-    let mut variants: Vec<BTreeMap<String, Value>> = vec![resolved.fields.clone()];
-    for (name, values) in &pricing_holes {
-        variants = variants
-            .into_iter()
-            .flat_map(|fields| {
-                values.iter().map(move |value| {
-                    let mut fields = fields.clone();
-                    fields.insert(name.clone(), value.clone());
-                    fields
-                })
-            })
-            .collect();
-    }
-    let pricings: Vec<(
-        crate::candidate::PricingSettings,
-        Vec<(&str, &crate::eval::entry::Entry<'_>)>,
-    )> = variants
-        .into_iter()
-        .map(|fields| {
-            let settings = crate::candidate::pricing_settings(&Resolved {
-                fields,
-                workload: BTreeMap::new(),
-                owned: BTreeMap::new(),
-            });
-            let offers = crate::candidate::offers_for(db, scope, &settings);
-            (settings, offers)
+    let spots: Vec<bool> = match words("spot") {
+        Some(values) => values.iter().map(|v| v == "true").collect(),
+        None => vec![false],
+    };
+    let allowed = |field: &str, value: Option<&str>| match words(field) {
+        Some(set) => value.is_some_and(|v| set.iter().any(|s| s == v)),
+        None => true,
+    };
+    let priceable: Vec<(&str, &crate::eval::entry::Entry<'_>)> = all_offers
+        .iter()
+        .copied()
+        .filter(|(name, offer)| {
+            allowed("offer", Some(name))
+                && allowed("provider", offer.symbol("provider"))
+                && allowed("region", offer.text("region"))
         })
         .collect();
     let owned = crate::eval::deployment::owned_settings(&resolved.owned);
+    let floors: std::cell::RefCell<BTreeMap<String, f64>> = Default::default();
     let factor = |name: &str, value: &Value| -> f64 {
         match (name, value) {
-            ("gpu", Value::Ref(_, gpu)) => scope
-                .lookup(DeclKind::Gpu, gpu)
-                .and_then(|k| {
-                    let entry = crate::eval::entry_of(db, k);
-                    pricings
-                        .iter()
-                        .filter_map(|(settings, offers)| {
-                            crate::eval::estimate::gpu_price_floor(
-                                entry,
-                                gpu,
-                                &crate::eval::estimate::Pricing {
-                                    mode: settings.mode,
-                                    spot: settings.spot,
-                                    offers,
-                                    filters: "",
-                                    owned,
-                                },
-                            )
-                        })
-                        .min_by(f64::total_cmp)
-                })
-                .unwrap_or(f64::INFINITY),
+            ("gpu", Value::Ref(_, gpu)) => {
+                if let Some(floor) = floors.borrow().get(gpu) {
+                    return *floor;
+                }
+                let floor = scope
+                    .lookup(DeclKind::Gpu, gpu)
+                    .and_then(|k| {
+                        let entry = crate::eval::entry_of(db, k);
+                        modes
+                            .iter()
+                            .flat_map(|mode| spots.iter().map(move |spot| (*mode, *spot)))
+                            .filter_map(|(mode, spot)| {
+                                crate::eval::estimate::gpu_price_floor(
+                                    entry,
+                                    gpu,
+                                    &crate::eval::estimate::Pricing {
+                                        mode,
+                                        spot,
+                                        offers: &priceable,
+                                        filters: "",
+                                        owned,
+                                    },
+                                )
+                            })
+                            .min_by(f64::total_cmp)
+                    })
+                    .unwrap_or(f64::INFINITY);
+                floors.borrow_mut().insert(gpu.clone(), floor);
+                floor
+            }
             (_, value) => number_of(value).unwrap_or(f64::INFINITY),
         }
     };
@@ -467,7 +502,7 @@ pub(crate) fn search<'db>(
             workload: resolved.workload.clone(),
             owned: resolved.owned.clone(),
         };
-        let result = run(cx, fields, mode, &mut scratch);
+        let result = run_with_offers(cx, fields, mode, &all_offers, &mut scratch);
         let failure = scratch
             .iter()
             .find(|d| d.severity == Severity::Error)
