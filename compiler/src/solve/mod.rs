@@ -494,6 +494,29 @@ pub(crate) fn search<'db>(
     // (`Mode::Probe`); the misses that are reported are evaluated again with their
     // messages (`Mode::Search`), so a long message costs its length once per miss shown,
     // not once per candidate.
+    // The offers that carry each GPU, found once per GPU rather than once per candidate.
+    type Offers<'a, 'db> = Vec<(&'db str, &'a crate::eval::entry::Entry<'db>)>;
+    let by_gpu: std::cell::RefCell<BTreeMap<String, std::rc::Rc<Offers<'_, '_>>>> =
+        Default::default();
+    let offers_of = |gpu: Option<Value>| -> std::rc::Rc<Offers<'_, '_>> {
+        let Some(Value::Ref(_, gpu)) = gpu else {
+            return std::rc::Rc::new(all_offers.clone());
+        };
+        if let Some(offers) = by_gpu.borrow().get(&gpu) {
+            return offers.clone();
+        }
+        let offers: Offers<'_, '_> = match entry_of(DeclKind::Gpu, &gpu) {
+            Some(entry) => all_offers
+                .iter()
+                .copied()
+                .filter(|(_, offer)| crate::eval::estimate::offer_gpu_matches(offer, entry, &gpu))
+                .collect(),
+            None => Vec::new(),
+        };
+        let offers = std::rc::Rc::new(offers);
+        by_gpu.borrow_mut().insert(gpu, offers.clone());
+        offers
+    };
     let evaluate = |combination: &[usize], mode: Mode| -> Candidate {
         let assignment = &assignment_of(combination);
         let mut scratch = Vec::new();
@@ -502,7 +525,8 @@ pub(crate) fn search<'db>(
             workload: resolved.workload.clone(),
             owned: resolved.owned.clone(),
         };
-        let result = run_with_offers(cx, fields, mode, &all_offers, &mut scratch);
+        let offers = offers_of(value_of(combination, "gpu"));
+        let result = run_with_offers(cx, fields, mode, &offers, &mut scratch);
         let failure = scratch
             .iter()
             .find(|d| d.severity == Severity::Error)
