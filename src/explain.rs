@@ -225,7 +225,34 @@ pub fn table(e: &Explanation) -> String {
             .map(|c| format!(", ${c:.2} per million output tokens"))
             .unwrap_or_default();
         out.push_str(&format!("  cost         ${hourly:.2}/h{per_mtok}\n"));
+    } else if let Some(why) = &p.cost_missing {
+        out.push_str(&format!("  cost         none: {why}\n"));
     }
+    out.push_str(&format!("  pricing      {}", e.setup.pricing));
+    if let Some(rental) = &e.setup.rental {
+        out.push_str(&format!(
+            ": provider {}, offer {}, {} × {} ({} GPU{} each) at ${:.2}/h{}",
+            rental.provider,
+            rental.offer,
+            rental.instances,
+            rental.instance,
+            rental.gpus_per_instance,
+            if rental.gpus_per_instance == 1 {
+                ""
+            } else {
+                "s"
+            },
+            rental.instance_price_per_hour,
+            if rental.spot { " spot" } else { "" },
+        ));
+    }
+    if let Some(owned) = &e.setup.owned {
+        out.push_str(&format!(
+            ": ${:.4}/h per GPU = ${:.4} amortised + ${:.4} power + ${:.4} host",
+            owned.gpu_per_hour, owned.amortized_per_hour, owned.power_per_hour, owned.host_per_hour
+        ));
+    }
+    out.push('\n');
     out.push_str("  assumptions:\n");
     for assumption in &e.assumptions {
         out.push_str(&format!("  - {assumption}\n"));

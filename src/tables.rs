@@ -85,6 +85,7 @@ pub fn solution(s: &Solution) -> String {
                         .map(|d| format!("{d:.1} tok/s"))
                         .unwrap_or_default(),
                     c.memory_per_gpu.clone().unwrap_or_default(),
+                    c.rental.clone().unwrap_or_else(|| "—".into()),
                 ]
             })
             .collect();
@@ -96,9 +97,10 @@ pub fn solution(s: &Solution) -> String {
                 "cost",
                 "decode",
                 "memory/GPU",
+                "rents",
             ],
             &rows,
-            &[0, 1],
+            &[0, 1, 6],
         ));
     }
     if !s.misses.is_empty() {

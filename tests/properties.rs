@@ -140,7 +140,10 @@ setter!(
         bound,
         quant_support,
         quant_support_note,
-        quant_support_advice
+        quant_support_advice,
+        pricing,
+        provider,
+        offer
     ]
 );
 setter!(
@@ -169,6 +172,7 @@ setter!(
         prefill_tps,
         ttft,
         cost_per_hour,
+        instances,
         cost_per_mtok,
         comfortable_context,
         gpu_layers,

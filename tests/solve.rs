@@ -24,30 +24,38 @@ fn gpu_hole_solves_to_the_cheapest_priced_card_that_fits() {
         .to_string();
     assert_eq!(report["deployments"][0]["figures"]["fits"], "true");
 
-    // Against the catalog query: the chosen card fits, and no card with a lower price does.
-    let gpus = json(&deployfit(&[
-        "gpus",
-        "glm4_9b",
-        "--quant",
-        "Q4_K_M",
-        "--context",
-        "32k",
-        "--engine",
-        "llamacpp",
+    // Against the solver's own listing: the chosen card is the first ranked, it rents a
+    // named offer, and every cheaper candidate tried failed (it does not fit). Prices are
+    // whole instances of the cheapest offer (`pricing = cloud`, docs/cost.md).
+    let solution = json(&deployfit(&[
+        "solve",
+        "examples/12-cheapest-gpu.deploy",
+        "--top",
+        "3",
         "--format",
         "json",
     ]));
-    let rows = gpus["rows"].as_array().unwrap();
-    let row = |name: &str| rows.iter().find(|r| r["gpu"] == name).unwrap();
-    let chosen_row = row(&gpu);
-    assert_eq!(chosen_row["fits"], true);
-    let price = chosen_row["cost_per_hour"].as_f64().unwrap();
-    for r in rows {
-        if let Some(p) = r["cost_per_hour"].as_f64()
-            && p < price
-        {
-            assert_eq!(r["fits"], false, "{} is cheaper and fits", r["gpu"]);
-        }
+    let solution = &solution[0];
+    let best = &solution["ranked"][0];
+    assert_eq!(best["assignment"]["gpu"], gpu.as_str());
+    assert!(
+        best["rental"].as_str().unwrap().contains("(offer "),
+        "{best}"
+    );
+    let price = best["cost_per_hour"].as_f64().unwrap();
+    for ranked in solution["ranked"].as_array().unwrap() {
+        assert!(
+            ranked["cost_per_hour"].as_f64().unwrap() >= price,
+            "{ranked}"
+        );
+    }
+    for miss in solution["misses"].as_array().unwrap() {
+        assert!(miss["cost_per_hour"].as_f64().unwrap() <= price, "{miss}");
+        assert!(
+            miss["failure"].as_str().unwrap().contains("does_not_fit")
+                || miss["failure"].as_str().unwrap().contains("fits"),
+            "{miss}"
+        );
     }
 }
 

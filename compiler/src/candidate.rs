@@ -6,7 +6,7 @@ use crate::db::Db;
 use crate::diagnostics::Diag;
 use crate::eval::deployment::{Cx, DeploymentEnv, Resolved, Setup};
 use crate::eval::entry::Entry;
-use crate::eval::estimate::{self, Inputs};
+use crate::eval::estimate::{self, Inputs, Pricing, PricingMode};
 use crate::eval::figures::Figures;
 use crate::eval::{self, Value, as_count};
 use crate::names::Scope;
@@ -38,6 +38,30 @@ pub(crate) fn run<'db>(
     cx: Cx<'_, 'db>,
     resolved: Resolved,
     mode: Mode,
+    diags: &mut Vec<Diag<'db>>,
+) -> Evaluated {
+    let all = all_offers(cx.db, cx.scope);
+    run_with_offers(cx, resolved, mode, &all, diags)
+}
+
+/// Every offer in scope with its entry: what [`run_with_offers`] filters. The solver reads
+/// them once per search rather than once per candidate.
+pub(crate) fn all_offers<'db>(
+    db: &'db dyn Db,
+    scope: &'db Scope<'db>,
+) -> Vec<(&'db str, &'db Entry<'db>)> {
+    scope
+        .names(DeclKind::Offer)
+        .map(|(name, key)| (name, eval::entry_of(db, key)))
+        .collect()
+}
+
+/// [`run`] with the offers in scope already read ([`all_offers`]).
+pub(crate) fn run_with_offers<'db>(
+    cx: Cx<'_, 'db>,
+    resolved: Resolved,
+    mode: Mode,
+    all_offers: &[(&'db str, &'db Entry<'db>)],
     diags: &mut Vec<Diag<'db>>,
 ) -> Evaluated {
     let Cx {
@@ -73,7 +97,18 @@ pub(crate) fn run<'db>(
             .unwrap_or(4096),
     };
     let (host, host_name) = crate::eval::deployment::host_figures(db, scope, &resolved.fields);
+    let settings = pricing_settings(&resolved);
+    let offers = offers_for(all_offers, &settings);
+    let filters = settings.filters();
+    let pricing = Pricing {
+        mode: settings.mode,
+        spot: settings.spot,
+        offers: &offers,
+        filters: &filters,
+        owned: crate::eval::deployment::owned_settings(&resolved.owned),
+    };
     let inputs = Inputs {
+        pricing: Some(pricing),
         offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
         enforce_eager: matches!(resolved.fields.get("enforce_eager"), Some(Value::Symbol(yes)) if yes == "yes"),
         host,
@@ -139,6 +174,17 @@ pub(crate) fn run<'db>(
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
         enforce_eager: inputs.enforce_eager,
+        pricing: settings.mode.keyword().to_string(),
+        rental: match settings.mode {
+            PricingMode::Cloud => estimate::rent(&inputs, &pricing).ok(),
+            PricingMode::Owned => None,
+        },
+        owned: match settings.mode {
+            PricingMode::Owned => {
+                crate::eval::deployment::OwnedCost::of(inputs.gpu, &pricing.owned)
+            }
+            PricingMode::Cloud => None,
+        },
     });
     let mut fields = resolved.fields;
     for (name, value) in [
@@ -169,6 +215,31 @@ pub(crate) fn run<'db>(
         messages: mode != Mode::Probe,
     };
     rules::check(cx, &env, diags);
+    // Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
+    // `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
+    // unless a require on cost already said it.
+    if mode != Mode::Probe
+        && let Some(field) = ["pricing", "offer", "provider", "region", "spot"]
+            .into_iter()
+            .find_map(|name| decl.field(name))
+        && settings.mode == PricingMode::Cloud
+        && let Err(eval::EvalError::Missing(why)) = &figures.cost_per_hour
+        && why.starts_with(estimate::NO_OFFER)
+        && !diags
+            .iter()
+            .any(|d| d.code == crate::diagnostics::codes::Code::CostNoOffer.as_str())
+    {
+        diags.push(
+            Diag::new(
+                crate::diagnostics::codes::Code::CostNoOffer,
+                crate::diagnostics::Severity::Warning,
+                format!("no cost: {why}"),
+                crate::diagnostics::Loc::Decl(cx.key, field.value.span),
+            )
+            .label(format!("`{}` asks for a cloud offer", field.name.name))
+            .help(rules::NO_OFFER_HELP),
+        );
+    }
     let objective = decl.body.entries.iter().find_map(|entry| match entry {
         AstEntry::Objective(objective) => Some(&objective.expr),
         _ => None,
@@ -186,6 +257,83 @@ pub(crate) fn run<'db>(
         setup,
         objective,
     }
+}
+
+/// A deployment's pricing fields: `pricing`, `spot`, `provider`, `region`, `offer`.
+pub(crate) struct PricingSettings {
+    pub mode: PricingMode,
+    pub spot: bool,
+    pub provider: Option<String>,
+    pub region: Option<String>,
+    pub offer: Option<String>,
+}
+
+impl PricingSettings {
+    /// The filters in words, for the reason when no offer matches.
+    pub fn filters(&self) -> String {
+        let mut out = Vec::new();
+        if let Some(provider) = &self.provider {
+            out.push(format!("provider = {provider}"));
+        }
+        if let Some(region) = &self.region {
+            out.push(format!("region = {region:?}"));
+        }
+        if let Some(offer) = &self.offer {
+            out.push(format!("offer = {offer}"));
+        }
+        out.join(", ")
+    }
+}
+
+/// The pricing fields of a resolved deployment (or of one solver candidate, its holes
+/// filled); `pricing` defaults to `cloud`.
+pub(crate) fn pricing_settings(resolved: &Resolved) -> PricingSettings {
+    let symbol = |name: &str| match resolved.fields.get(name) {
+        Some(Value::Symbol(s)) => Some(s.clone()),
+        _ => None,
+    };
+    PricingSettings {
+        mode: if symbol("pricing").as_deref() == Some("owned") {
+            PricingMode::Owned
+        } else {
+            PricingMode::Cloud
+        },
+        spot: symbol("spot").as_deref() == Some("true"),
+        provider: symbol("provider"),
+        region: match resolved.fields.get("region") {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        },
+        offer: match resolved.fields.get("offer") {
+            Some(Value::Ref(_, name)) => Some(name.clone()),
+            _ => None,
+        },
+    }
+}
+
+/// The offers (of `all`, those in scope) that pass the deployment's `offer`, `provider`
+/// and `region` (which of them carry its GPU is decided by the estimate).
+pub(crate) fn offers_for<'db>(
+    all: &[(&'db str, &'db Entry<'db>)],
+    settings: &PricingSettings,
+) -> Vec<(&'db str, &'db Entry<'db>)> {
+    if settings.mode == PricingMode::Owned {
+        return Vec::new();
+    }
+    all.iter()
+        .copied()
+        .filter(|(name, _)| settings.offer.as_deref().is_none_or(|o| o == *name))
+        .filter(|(_, offer)| {
+            settings
+                .provider
+                .as_deref()
+                .is_none_or(|p| offer.symbol("provider") == Some(p))
+                && settings
+                    .region
+                    .as_deref()
+                    .is_none_or(|r| offer.text("region") == Some(r))
+        })
+        .collect()
 }
 
 /// What to run instead of a format the GPU lacks tensor cores for, from the catalog: the

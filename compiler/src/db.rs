@@ -117,6 +117,10 @@ pub const STDLIB: &[(&str, &str)] = &[
         include_str!("../../stdlib/hosts.deploy"),
     ),
     (
+        "stdlib/offers.deploy",
+        include_str!("../../stdlib/offers.deploy"),
+    ),
+    (
         "stdlib/rules.deploy",
         include_str!("../../stdlib/rules.deploy"),
     ),

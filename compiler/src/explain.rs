@@ -58,6 +58,9 @@ pub struct Performance {
     pub tpot_p99_s: Option<f64>,
     pub cost_per_hour: Option<f64>,
     pub cost_per_mtok: Option<f64>,
+    /// Why there is no `cost_per_hour` (no offer rents the GPU, no `msrp` to amortise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_missing: Option<String>,
     /// `bandwidth-bound` or `compute-bound`.
     pub bound: Option<String>,
 }
@@ -84,6 +87,10 @@ fn performance(figures: &Figures) -> Performance {
         tpot_p99_s: number(&figures.tpot_p99),
         cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
         cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
+        cost_missing: match &figures.cost_per_hour {
+            Err(EvalError::Missing(why)) => Some(why.clone()),
+            _ => None,
+        },
         bound: figures.bound.clone().ok(),
     }
 }
@@ -135,15 +142,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     assumptions.insert(1.min(assumptions.len()), format!("not determined by the model's source: {incomplete}"));
                 }
             }
-            if let Some(gpu) = gpu
-                && gpu.number("price").is_none()
-                && gpu.number("msrp").is_some()
-            {
-                assumptions.push(format!(
-                    "{} has no cloud price: its launch price is amortised over three years of continuous use",
-                    setup.gpu
-                ));
-            }
+            assumptions.extend(pricing_assumptions(setup));
             let serving = entry(DeclKind::Engine, &setup.engine)
                 .is_some_and(|engine| engine.symbol("kernels") == Some("serving"))
                 && breakdown.offload.is_none();
@@ -174,6 +173,47 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             })
         })
         .collect()
+}
+
+/// What the cost assumes: the offer rented and how many instances, or the owned GPU's
+/// parts (docs/cost.md).
+fn pricing_assumptions(setup: &Setup) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(rental) = &setup.rental {
+        out.push(format!(
+            "pricing = cloud: {} whole instance{} of {} {} ({} × {} each, {} at ${:.2}/h{}, offer `{}` in stdlib/offers.deploy); the cheapest offer that carries {} and passes the deployment's provider, region and offer",
+            rental.instances,
+            if rental.instances == 1 { "" } else { "s" },
+            rental.provider,
+            rental.instance,
+            rental.gpus_per_instance,
+            setup.gpu,
+            if rental.spot { "spot" } else { "on demand" },
+            rental.instance_price_per_hour,
+            rental
+                .region
+                .as_deref()
+                .map(|r| format!(" in {r}"))
+                .unwrap_or_default(),
+            rental.offer,
+            setup.gpu,
+        ));
+    }
+    if let Some(owned) = &setup.owned {
+        out.push(format!(
+            "pricing = owned: per GPU ${:.2} over {} years = ${:.4}/h, plus {:.0} W × PUE {} at ${:.2}/kWh = ${:.4}/h, plus host ${:.2}/h: ${:.4}/h (docs/cost.md)",
+            owned.msrp,
+            owned.amortize_years,
+            owned.amortized_per_hour,
+            owned.tdp_watts,
+            owned.pue,
+            owned.power_per_kwh,
+            owned.power_per_hour,
+            owned.host_per_hour,
+            owned.gpu_per_hour,
+        ));
+    }
+    out
 }
 
 /// What `offload = auto` and `gpu = cpu` assume.

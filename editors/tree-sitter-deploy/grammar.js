@@ -24,7 +24,7 @@ const NUMBER = seq(DIGITS, optional(seq('.', DIGITS)), optional(seq(/[eE][+-]?/,
 const UNIT = choice(
   'GB/s', 'TB/s', 'GiB/s', 'MB/s', 'tok/s', 'tokens/s', 'req/s',
   'KiB', 'MiB', 'GiB', 'TiB', 'KB', 'MB', 'GB', 'TB', 'B',
-  'TFLOPS', 'PFLOPS', 'GFLOPS', 'TOPS', 'tokens', 'tok', 'ms', 's', 'h', 'W', '%',
+  'TFLOPS', 'PFLOPS', 'GFLOPS', 'TOPS', 'tokens', 'tok', 'years', 'year', 'ms', 's', 'h', 'W', '%',
 );
 
 function commaSep(rule) {
@@ -102,7 +102,7 @@ module.exports = grammar({
     // `32k`, `24 GiB`, `936.2 GB/s`, `90%`: a number, a binary suffix attached, and a unit
     // on the same line.
     quantity: _ => token(seq(NUMBER, optional(/[kM]/), optional(seq(/[ \t]*/, UNIT)))),
-    money: _ => token(seq('$', NUMBER, optional(/[kM]/), optional(seq('/', choice('Mtok', 'h'))))),
+    money: _ => token(seq('$', NUMBER, optional(/[kM]/), optional(seq('/', choice('Mtok', 'kWh', 'h'))))),
 
     string: $ => seq(
       '"',

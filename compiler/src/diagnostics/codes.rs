@@ -108,6 +108,8 @@ codes! {
         "a number, a result or an estimated figure is not finite: beyond ±1e300, infinite or undefined";
     EvalMissingFact = "deploy::eval::missing_fact",
         "a catalog entry lacks a figure the estimate needs";
+    CostNoOffer = "deploy::cost::no_offer",
+        "`pricing = cloud` and no catalog offer rents the GPU (with the deployment's provider, region, offer and spot)";
     RequireFailed = "deploy::require::failed",
         "a `require` of the deployment does not hold";
     SolveUnsupported = "deploy::solve::unsupported",

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::Env;
 use super::entry::{catalog_model, const_field, lookup};
-use super::estimate::HostFigures;
+use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
-use super::schema::{FieldTy, WORKLOAD, field_spec};
+use super::schema::{FieldTy, OWNED, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -46,6 +46,54 @@ pub struct Setup {
     /// when set).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// `cloud` or `owned`.
+    pub pricing: String,
+    /// What `pricing = cloud` rents: the offer, its provider and instance, how many.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub rental: Option<super::estimate::Rental>,
+    /// What one owned GPU costs per hour, in parts (`pricing = owned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owned: Option<OwnedCost>,
+}
+
+/// One owned GPU's hourly cost in parts, $/h, with the settings behind it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct OwnedCost {
+    pub msrp: f64,
+    pub amortize_years: f64,
+    pub power_per_kwh: f64,
+    pub pue: f64,
+    pub tdp_watts: f64,
+    /// The purchase price over the amortisation period.
+    pub amortized_per_hour: f64,
+    /// TDP × PUE at the power price.
+    pub power_per_hour: f64,
+    pub host_per_hour: f64,
+    /// The sum: one GPU's hourly cost.
+    pub gpu_per_hour: f64,
+}
+
+impl OwnedCost {
+    /// The parts for a GPU entry; `None` when it has no `msrp` or `tdp`.
+    pub fn of(gpu: &super::entry::Entry<'_>, owned: &Owned) -> Option<OwnedCost> {
+        let msrp = gpu.number("msrp")?;
+        let tdp = gpu.number("tdp")?;
+        let hours = crate::units::SECONDS_PER_HOUR;
+        let amortized = msrp / owned.amortize.max(1.0) * hours;
+        let power = tdp * owned.pue * owned.power * hours;
+        let host = owned.host * hours;
+        Some(OwnedCost {
+            msrp,
+            amortize_years: owned.amortize / crate::units::SECONDS_PER_YEAR as f64,
+            power_per_kwh: owned.power * crate::units::JOULES_PER_KWH as f64,
+            pue: owned.pue,
+            tdp_watts: tdp,
+            amortized_per_hour: amortized,
+            power_per_hour: power,
+            host_per_hour: host,
+            gpu_per_hour: amortized + power + host,
+        })
+    }
 }
 
 /// What expressions over a deployment read: its properties, its fields, the catalog.
@@ -140,6 +188,9 @@ pub(crate) fn model_by_alias<'db>(
 pub(crate) struct Resolved {
     pub fields: BTreeMap<String, Value>,
     pub workload: BTreeMap<String, Value>,
+    /// `owned { amortize power pue host }`, as written (defaults are applied by
+    /// [`owned_settings`]).
+    pub owned: BTreeMap<String, Value>,
 }
 
 /// Resolves every field; `None` when a field the estimate needs is missing or invalid
@@ -362,7 +413,42 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             }
         }
     }
-    ok.then_some(Resolved { fields, workload })
+    let mut owned = BTreeMap::new();
+    if let Some(block) = decl.nested("owned") {
+        for entry in &block.body.entries {
+            if let AstEntry::Field(field) = entry
+                && let Some(spec) = OWNED.iter().find(|s| s.name == field.name.name)
+            {
+                match const_field(scope, key, field, spec) {
+                    Ok(value) => {
+                        owned.insert(field.name.name.clone(), value);
+                    }
+                    Err(diag) => {
+                        diags.push(*diag);
+                        ok = false;
+                    }
+                }
+            }
+        }
+    }
+    ok.then_some(Resolved {
+        fields,
+        workload,
+        owned,
+    })
+}
+
+/// `owned { ... }` in base units, each setting the deployment does not write at its
+/// default ([`Owned::default`], docs/cost.md).
+pub(crate) fn owned_settings(owned: &BTreeMap<String, Value>) -> Owned {
+    let value = |name: &str| owned.get(name).and_then(Value::quantity).map(|q| q.value());
+    let default = Owned::default();
+    Owned {
+        amortize: value("amortize").unwrap_or(default.amortize),
+        power: value("power").unwrap_or(default.power),
+        pue: value("pue").unwrap_or(default.pue),
+        host: value("host").unwrap_or(default.host),
+    }
 }
 
 /// The host a deployment gets when it names none (stdlib/hosts.deploy): a desktop with

@@ -109,6 +109,7 @@ fn is_figure(name: &str) -> bool {
         DeclKind::Kv,
         DeclKind::Engine,
         DeclKind::Host,
+        DeclKind::Offer,
     ]
     .into_iter()
     .filter_map(|kind| field_spec(kind, name))
@@ -432,6 +433,9 @@ pub fn check_block_fields<'db>(
                     &nested.body,
                     diags,
                 ),
+                (DeclKind::Deployment, "owned") => {
+                    check_entries(key, "owned", super::schema::OWNED, &nested.body, diags)
+                }
                 (DeclKind::Model, "files") => {}
                 _ => {}
             }
@@ -898,6 +902,7 @@ pub fn lookup<'db>(
                 DeclKind::Kv => "kv",
                 DeclKind::Engine => "engines",
                 DeclKind::Host => "hosts",
+                DeclKind::Offer => "offers",
                 DeclKind::Rule => "rules",
                 DeclKind::Deployment => "deployments",
             }

@@ -47,6 +47,109 @@ pub struct Inputs<'a, 'db> {
     pub host_name: Option<&'a str>,
     /// `enforce_eager = yes`: the serving engine runs without CUDA graphs.
     pub enforce_eager: bool,
+    /// How the GPUs are paid for (`pricing`, `owned { }`, the offers that may be rented);
+    /// `None` for the catalog queries, which list the GPU's own `price` or `msrp`
+    /// ([`hourly_price`]).
+    pub pricing: Option<Pricing<'a, 'db>>,
+}
+
+impl Rental {
+    /// `2 × lambda gpu_1x_h100_sxm5 at $3.29/h (offer lambda_gpu_1x_h100_sxm5)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} × {} {} at ${:.2}/h{} (offer {})",
+            self.instances,
+            self.provider,
+            self.instance,
+            self.instance_price_per_hour,
+            if self.spot { " spot" } else { "" },
+            self.offer
+        )
+    }
+}
+
+/// `pricing = cloud` or `owned` (docs/cost.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PricingMode {
+    /// Whole instances of a catalog `offer`.
+    Cloud,
+    /// The purchase price amortised, plus power and the rest of the machine.
+    Owned,
+}
+
+impl PricingMode {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PricingMode::Cloud => "cloud",
+            PricingMode::Owned => "owned",
+        }
+    }
+}
+
+/// `owned { amortize power pue host }`, in base units (seconds, $/J, a ratio, $/s).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Owned {
+    pub amortize: f64,
+    pub power: f64,
+    pub pue: f64,
+    pub host: f64,
+}
+
+/// Years over which an owned GPU's purchase price is spread by default: three, the
+/// depreciation period cloud providers and most hardware budgets use for servers
+/// (docs/cost.md).
+pub const DEFAULT_AMORTIZE_YEARS: f64 = 3.0;
+/// Electricity price assumed for owned GPUs, $/kWh: the US average retail price for
+/// commercial customers was about $0.13/kWh in 2024 (EIA, Electric Power Monthly, table
+/// 5.3); $0.15 leaves room for the cooling and distribution not in `pue`.
+pub const DEFAULT_POWER_PER_KWH: f64 = 0.15;
+/// Power usage effectiveness assumed for owned GPUs: the Uptime Institute's 2023 global
+/// survey average was 1.58, hyperscale facilities report 1.1–1.2; 1.3 is a well-run
+/// enterprise room.
+pub const DEFAULT_PUE: f64 = 1.3;
+
+impl Default for Owned {
+    fn default() -> Self {
+        Owned {
+            amortize: DEFAULT_AMORTIZE_YEARS * crate::units::SECONDS_PER_YEAR as f64,
+            power: DEFAULT_POWER_PER_KWH / crate::units::JOULES_PER_KWH as f64,
+            pue: DEFAULT_PUE,
+            host: 0.0,
+        }
+    }
+}
+
+/// How a deployment pays for its GPUs.
+#[derive(Clone, Copy)]
+pub struct Pricing<'a, 'db> {
+    pub mode: PricingMode,
+    /// `spot = true`: offers at their spot price; offers without one are left out.
+    pub spot: bool,
+    /// The offers the deployment may rent, by name: those in scope that pass its
+    /// `provider`, `region` and `offer`. Which of them carry the deployment's GPU is
+    /// decided per configuration ([`offer_gpu_matches`]).
+    pub offers: &'a [(&'a str, &'a Entry<'db>)],
+    /// The deployment's filters in words (`provider = aws, region = "us-east-1"`), for
+    /// the reason when no offer matches; empty without filters.
+    pub filters: &'a str,
+    pub owned: Owned,
+}
+
+/// The rented configuration `pricing = cloud` chose.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Rental {
+    pub offer: String,
+    pub provider: String,
+    pub instance: String,
+    pub region: Option<String>,
+    /// Whole instances rented, and GPUs on each.
+    pub instances: u64,
+    pub gpus_per_instance: u64,
+    /// The price of one instance per second (on demand or spot), and per hour.
+    #[serde(skip)]
+    pub instance_price: f64,
+    pub instance_price_per_hour: f64,
+    pub spot: bool,
 }
 
 /// A host machine's figures, in bytes and bytes per second.
@@ -104,6 +207,7 @@ impl<'a, 'db> Inputs<'a, 'db> {
             host: None,
             host_name: None,
             enforce_eager: false,
+            pricing: None,
         }
     }
 
@@ -1052,12 +1156,42 @@ fn speed_and_cost(
     insert_cost(inputs, figures, Some(produced));
 }
 
-/// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second.
+/// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second, with how
+/// the price was found (`pricing`, `provider`, `offer`, `instances`).
 fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<f64>) {
     let count = inputs.count as f64;
-    let hourly = hourly_price(inputs.gpu)
-        .map(|price| price * count * inputs.replicas as f64)
-        .ok_or_else(|| missing(format!("`{}` has no `price` or `msrp`", inputs.gpu_name)));
+    let hourly = match inputs.pricing {
+        None => hourly_price(inputs.gpu)
+            .map(|price| price * count * inputs.replicas as f64)
+            .ok_or_else(|| missing(format!("`{}` has no `price` or `msrp`", inputs.gpu_name))),
+        Some(pricing) => {
+            figures.pricing = Ok(pricing.mode.keyword().to_string());
+            match pricing.mode {
+                PricingMode::Owned => {
+                    let no_offer = || missing("`pricing = owned` rents no cloud offer".to_string());
+                    figures.provider = Err(no_offer());
+                    figures.offer = Err(no_offer());
+                    figures.instances = Err(no_offer());
+                    owned_gpu_price(inputs.gpu, inputs.gpu_name, &pricing.owned)
+                        .map(|price| price * count * inputs.replicas as f64)
+                }
+                PricingMode::Cloud => match rent(inputs, &pricing) {
+                    Ok(rental) => {
+                        figures.provider = Ok(rental.provider.clone());
+                        figures.offer = Ok(rental.offer.clone());
+                        figures.instances = Ok(rental.instances as f64);
+                        Ok(rental.instances as f64 * rental.instance_price)
+                    }
+                    Err(why) => {
+                        figures.provider = Err(why.clone());
+                        figures.offer = Err(why.clone());
+                        figures.instances = Err(why.clone());
+                        Err(why)
+                    }
+                },
+            }
+        }
+    };
     figures.cost_per_mtok = match (&hourly, produced) {
         (Ok(h), Some(tokens)) if tokens > 0.0 => Ok(h / tokens),
         (Err(e), _) => Err(e.clone()),
@@ -1200,5 +1334,131 @@ fn serving_inputs(
         kv_local: kv_per_layer * local,
         kv_window: window,
         decode_context,
+    }
+}
+
+/// Whether an offer carries this GPU: its `gpu` is the entry or one of the entry's
+/// `extends` ancestors (by name, never by display name).
+pub fn offer_gpu_matches(offer: &Entry<'_>, gpu: &Entry<'_>, gpu_name: &str) -> bool {
+    match offer.fields.get("gpu") {
+        Some(Value::Ref(_, carried)) => {
+            carried == gpu_name || gpu.ancestor_names.iter().any(|a| a == carried)
+        }
+        _ => false,
+    }
+}
+
+/// The hourly price of one instance of an offer: its `spot` price with `spot = true`
+/// (none when it has none), else its on-demand `price`.
+pub fn offer_rate(offer: &Entry<'_>, spot: bool) -> Option<f64> {
+    if spot {
+        offer.number("spot")
+    } else {
+        offer.number("price")
+    }
+    .filter(|rate| *rate > 0.0 && rate.is_finite())
+}
+
+/// Whole instances of an offer with `gpus` GPUs each for `replicas` replicas of `count`
+/// GPUs: `floor(gpus / count)` replicas share an instance when a replica fits one, else
+/// each replica takes `ceil(count / gpus)` instances (docs/cost.md).
+pub fn instances_needed(count: u64, replicas: u64, gpus: u64) -> u64 {
+    let (count, gpus) = (count.max(1), gpus.max(1));
+    if count <= gpus {
+        replicas.div_ceil(gpus / count)
+    } else {
+        replicas.saturating_mul(count.div_ceil(gpus))
+    }
+}
+
+/// How the reason for a missing cloud cost starts, which `deploy::cost::no_offer` is
+/// reported for.
+pub const NO_OFFER: &str = "no cloud offer";
+
+/// The cheapest rental of the configuration among the deployment's offers that carry its
+/// GPU (ties: the first by name), or why there is none.
+pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental, EvalError> {
+    let mut best: Option<(f64, Rental)> = None;
+    for (name, offer) in pricing.offers {
+        if !offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name) {
+            continue;
+        }
+        let Some(rate) = offer_rate(offer, pricing.spot) else {
+            continue;
+        };
+        let Some(gpus) = offer.number("gpus").filter(|g| *g >= 1.0) else {
+            continue;
+        };
+        let gpus = gpus as u64;
+        let instances = instances_needed(inputs.count, inputs.replicas, gpus);
+        let cost = instances as f64 * rate;
+        let better = match &best {
+            None => true,
+            Some((old, rental)) => cost < *old || (cost == *old && *name < rental.offer.as_str()),
+        };
+        if better {
+            best = Some((
+                cost,
+                Rental {
+                    offer: name.to_string(),
+                    provider: offer.symbol("provider").unwrap_or_default().to_string(),
+                    instance: offer.text("instance").unwrap_or(name).to_string(),
+                    region: offer.text("region").map(str::to_string),
+                    instances,
+                    gpus_per_instance: gpus,
+                    instance_price: rate,
+                    instance_price_per_hour: crate::units::per_hour(rate),
+                    spot: pricing.spot,
+                },
+            ));
+        }
+    }
+    best.map(|(_, rental)| rental).ok_or_else(|| {
+        let filters = if pricing.filters.is_empty() {
+            String::new()
+        } else {
+            format!(" with {}", pricing.filters)
+        };
+        let spot = if pricing.spot { " at a spot price" } else { "" };
+        missing(format!(
+            "{NO_OFFER}{filters} rents `{}`{spot}; write `pricing = owned` to price owned GPUs",
+            inputs.gpu_name
+        ))
+    })
+}
+
+/// The hourly cost of one owned GPU: its `msrp` over `amortize`, plus its `tdp` × `pue`
+/// at the `power` price, plus `host` (docs/cost.md).
+pub fn owned_gpu_price(gpu: &Entry<'_>, gpu_name: &str, owned: &Owned) -> Result<f64, EvalError> {
+    let msrp = gpu.number("msrp").ok_or_else(|| {
+        missing(format!(
+            "`{gpu_name}` has no `msrp` (purchase price), which `pricing = owned` amortises"
+        ))
+    })?;
+    let tdp = gpu.number("tdp").ok_or_else(|| {
+        missing(format!(
+            "`{gpu_name}` has no `tdp`, which `pricing = owned` pays power for"
+        ))
+    })?;
+    Ok(msrp / owned.amortize.max(1.0) + tdp * owned.pue * owned.power + owned.host)
+}
+
+/// The lowest cost per GPU per second a configuration on this GPU can have under a
+/// pricing: the exact owned rate, or the cheapest per-GPU rate among the offers that carry
+/// it (a whole instance never costs less per GPU than its rate / gpus). The solver ranks
+/// by it; `None` when nothing prices the GPU.
+pub fn gpu_price_floor(gpu: &Entry<'_>, gpu_name: &str, pricing: &Pricing<'_, '_>) -> Option<f64> {
+    match pricing.mode {
+        PricingMode::Owned => owned_gpu_price(gpu, gpu_name, &pricing.owned).ok(),
+        PricingMode::Cloud => pricing
+            .offers
+            .iter()
+            .filter(|(_, offer)| offer_gpu_matches(offer, gpu, gpu_name))
+            .filter_map(|(_, offer)| {
+                let rate = offer_rate(offer, pricing.spot)?;
+                let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
+                Some(rate / gpus.floor())
+            })
+            .min_by(f64::total_cmp),
     }
 }

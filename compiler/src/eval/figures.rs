@@ -52,6 +52,9 @@ const SPEED: &[&str] = &[
     "host",
     "host_bandwidth",
 ];
+const PRICE: &[&str] = &[
+    "gpu", "count", "replicas", "pricing", "spot", "provider", "region", "offer", "owned",
+];
 const OFFLOAD: &[&str] = &[
     "model", "quant", "context", "seqs", "kv_cache", "engine", "gpu", "count", "offload",
 ];
@@ -188,7 +191,11 @@ figures! {
     load: f64, FieldTy::Ratio, &[ "workload", "model", "quant", "gpu", "count", "seqs", "replicas", ], "requests in flight / (seqs × replicas)";
     prefill_tps: f64, FieldTy::Q(Dim::TOKEN_RATE), &["model", "gpu", "count"], "prompt tokens/s";
     ttft: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "time to first token";
-    cost_per_hour: f64, FieldTy::Q(Dim::HOURLY), &["gpu", "count", "replicas"], "price of the GPUs per hour";
+    cost_per_hour: f64, FieldTy::Q(Dim::HOURLY), PRICE, "price of the GPUs per hour: the instances rented (`pricing = cloud`) or the owned GPUs' amortised price, power and host (`pricing = owned`)";
+    pricing: String, FieldTy::Str, PRICE, "how `cost_per_hour` is computed: `cloud` (whole instances of an offer) or `owned` (amortised purchase price and power)";
+    provider: String, FieldTy::Str, PRICE, "the cloud the GPUs are rented from (`pricing = cloud`)";
+    offer: String, FieldTy::Str, PRICE, "the catalog offer rented: the cheapest that carries the GPU and passes `provider`, `region` and `spot`, or the deployment's `offer`";
+    instances: f64, FieldTy::Number, PRICE, "whole instances of the offer rented for `count` × `replicas` GPUs";
     cost_per_mtok: f64, FieldTy::Q(Dim::PER_TOKEN), &[ "gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache", ], "price per generated token";
     comfortable_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps 10 % of usable memory free";
     kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::eval::figures::{PROPERTIES, property};
-use crate::eval::schema::{FieldTy, WORKLOAD, field_spec, schema};
+use crate::eval::schema::{FieldTy, OWNED, WORKLOAD, field_spec, schema};
 use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::span::Span;
@@ -432,7 +432,9 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
     let trimmed = line.trim_end();
     let after_number = trimmed.ends_with(|c: char| c.is_ascii_digit()) && line.ends_with(' ');
     if let Some(field) = field_of_line(db, file, offset) {
-        let spec = field_spec(kind, &field).or_else(|| WORKLOAD.iter().find(|s| s.name == field));
+        let spec = field_spec(kind, &field)
+            .or_else(|| WORKLOAD.iter().find(|s| s.name == field))
+            .or_else(|| OWNED.iter().find(|s| s.name == field));
         match spec.map(|s| s.ty) {
             Some(FieldTy::Ref(target)) | Some(FieldTy::RefList(target)) if !after_number => {
                 return scope

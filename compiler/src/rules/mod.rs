@@ -194,9 +194,16 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
             None => value,
         },
         "engine" => format!("{value}: overhead {} per GPU", prop("overhead_memory")),
-        "gpu" if about_cost => match entry_field(DeclKind::Gpu, "gpu", "price") {
-            Some(price) => format!("{value}: {price} per GPU"),
-            None => format!("{value}: no price in the catalog"),
+        "gpu" if about_cost => match (&env.figures.offer, &env.figures.instances) {
+            (Ok(offer), Ok(_)) => format!(
+                "{value}: {} × offer {offer}, {}",
+                prop("instances"),
+                prop("cost_per_hour")
+            ),
+            _ if env.figures.cost_per_hour.is_ok() => {
+                format!("{value}: {}, {}", prop("pricing"), prop("cost_per_hour"))
+            }
+            _ => format!("{value}: no price ({} pricing)", prop("pricing")),
         },
         "gpu" if about_speed => match entry_field(DeclKind::Gpu, "gpu", "bandwidth") {
             Some(bandwidth) => format!("{value}: {bandwidth} memory bandwidth"),
@@ -266,6 +273,9 @@ fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     }
 }
 
+/// The help of `deploy::cost::no_offer`.
+pub(crate) const NO_OFFER_HELP: &str = "write `pricing = owned` (with `owned { amortize = 3 years; power = $0.15/kWh }` to change the defaults), choose a `gpu` that an offer in stdlib/offers.deploy rents, widen `provider`/`region`, or declare an `offer` for it";
+
 fn eval_problem<'db>(
     key: DeclKey<'db>,
     error: EvalError,
@@ -274,6 +284,11 @@ fn eval_problem<'db>(
     root: Option<&Expr>,
 ) -> Option<Diag<'db>> {
     match error {
+        EvalError::Missing(missing) if missing.starts_with(crate::eval::estimate::NO_OFFER) => Some(
+            Diag::error(Code::CostNoOffer, format!("cannot check {what}: {missing}"), at)
+                .label("no offer rents this GPU")
+                .help(NO_OFFER_HELP),
+        ),
         EvalError::Missing(missing) => {
             let help = if missing.contains("workload") {
                 "add a `workload { rate = ... prompt = ... output = ... }` block to the deployment"

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::candidate::{Mode, run};
+use crate::candidate::{Mode, run_with_offers};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -37,6 +37,9 @@ pub struct Candidate {
     pub objective: Option<f64>,
     pub objective_display: Option<String>,
     pub cost_per_hour: Option<f64>,
+    /// What `pricing = cloud` rents: `2 × lambda gpu_1x_h100_sxm5 (offer lambda_…)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rental: Option<String>,
     pub decode_tps: Option<f64>,
     pub memory_per_gpu: Option<String>,
     /// For infeasible candidates: the first constraint that failed, with its figures.
@@ -286,12 +289,103 @@ pub(crate) fn search<'db>(
             key, decl, &domains, total, why,
         )));
     }
+    // A GPU's factor is the lowest per-GPU rate any candidate on it can get: under the
+    // deployment's pricing, or, where `pricing`, `spot`, `provider`, `region` or `offer`
+    // are holes, under any of their values (each hole's values taken as a set, so the
+    // cost of this stays linear in them). It is a lower bound of what a candidate on the
+    // GPU costs per GPU (docs/cost.md), so the cheapest-first order stays exact; a GPU
+    // nothing prices is no candidate when ranking by cost. Computed once per GPU.
+    let all_offers = crate::candidate::all_offers(db, scope);
+    let hole_values = |name: &str| -> Option<&Vec<Value>> {
+        domains
+            .iter()
+            .find(|(hole, _)| hole == name)
+            .map(|(_, values)| values)
+    };
+    let words = |name: &str| -> Option<Vec<String>> {
+        match hole_values(name) {
+            Some(values) => Some(
+                values
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Symbol(s) | Value::Str(s) | Value::Ref(_, s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            None => match resolved.fields.get(name) {
+                Some(Value::Symbol(s) | Value::Str(s) | Value::Ref(_, s)) => Some(vec![s.clone()]),
+                _ => None,
+            },
+        }
+    };
+    let modes: Vec<crate::eval::estimate::PricingMode> = words("pricing")
+        .unwrap_or_default()
+        .iter()
+        .map(|w| {
+            if w == "owned" {
+                crate::eval::estimate::PricingMode::Owned
+            } else {
+                crate::eval::estimate::PricingMode::Cloud
+            }
+        })
+        .chain(
+            words("pricing")
+                .is_none()
+                .then_some(crate::eval::estimate::PricingMode::Cloud),
+        )
+        .collect();
+    let spots: Vec<bool> = match words("spot") {
+        Some(values) => values.iter().map(|v| v == "true").collect(),
+        None => vec![false],
+    };
+    let allowed = |field: &str, value: Option<&str>| match words(field) {
+        Some(set) => value.is_some_and(|v| set.iter().any(|s| s == v)),
+        None => true,
+    };
+    let priceable: Vec<(&str, &crate::eval::entry::Entry<'_>)> = all_offers
+        .iter()
+        .copied()
+        .filter(|(name, offer)| {
+            allowed("offer", Some(name))
+                && allowed("provider", offer.symbol("provider"))
+                && allowed("region", offer.text("region"))
+        })
+        .collect();
+    let owned = crate::eval::deployment::owned_settings(&resolved.owned);
+    let floors: std::cell::RefCell<BTreeMap<String, f64>> = Default::default();
     let factor = |name: &str, value: &Value| -> f64 {
         match (name, value) {
-            ("gpu", Value::Ref(_, gpu)) => scope
-                .lookup(DeclKind::Gpu, gpu)
-                .and_then(|k| crate::eval::estimate::hourly_price(crate::eval::entry_of(db, k)))
-                .unwrap_or(f64::INFINITY),
+            ("gpu", Value::Ref(_, gpu)) => {
+                if let Some(floor) = floors.borrow().get(gpu) {
+                    return *floor;
+                }
+                let floor = scope
+                    .lookup(DeclKind::Gpu, gpu)
+                    .and_then(|k| {
+                        let entry = crate::eval::entry_of(db, k);
+                        modes
+                            .iter()
+                            .flat_map(|mode| spots.iter().map(move |spot| (*mode, *spot)))
+                            .filter_map(|(mode, spot)| {
+                                crate::eval::estimate::gpu_price_floor(
+                                    entry,
+                                    gpu,
+                                    &crate::eval::estimate::Pricing {
+                                        mode,
+                                        spot,
+                                        offers: &priceable,
+                                        filters: "",
+                                        owned,
+                                    },
+                                )
+                            })
+                            .min_by(f64::total_cmp)
+                    })
+                    .unwrap_or(f64::INFINITY);
+                floors.borrow_mut().insert(gpu.clone(), floor);
+                floor
+            }
             (_, value) => number_of(value).unwrap_or(f64::INFINITY),
         }
     };
@@ -354,7 +448,38 @@ pub(crate) fn search<'db>(
             }
             _ => true,
         };
-        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache")
+        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache") && {
+            // An offer is a candidate only with the GPU it carries and its own provider
+            // and region.
+            match value_of(combination, "offer") {
+                Some(Value::Ref(_, offer)) => {
+                    entry_of(DeclKind::Offer, &offer).is_none_or(|offer| {
+                        let gpu_ok = match value_of(combination, "gpu") {
+                            Some(Value::Ref(_, gpu)) => {
+                                entry_of(DeclKind::Gpu, &gpu).is_none_or(|entry| {
+                                    crate::eval::estimate::offer_gpu_matches(offer, entry, &gpu)
+                                })
+                            }
+                            _ => true,
+                        };
+                        let provider_ok = match value_of(combination, "provider") {
+                            Some(Value::Symbol(provider)) => {
+                                offer.symbol("provider") == Some(provider.as_str())
+                            }
+                            _ => true,
+                        };
+                        let region_ok = match value_of(combination, "region") {
+                            Some(Value::Str(region)) => {
+                                offer.text("region") == Some(region.as_str())
+                            }
+                            _ => true,
+                        };
+                        gpu_ok && provider_ok && region_ok
+                    })
+                }
+                _ => true,
+            }
+        }
     };
     let bound = |combination: &[usize]| -> f64 {
         let number = |name: &str| value_of(combination, name).as_ref().and_then(number_of);
@@ -369,14 +494,39 @@ pub(crate) fn search<'db>(
     // (`Mode::Probe`); the misses that are reported are evaluated again with their
     // messages (`Mode::Search`), so a long message costs its length once per miss shown,
     // not once per candidate.
+    // The offers that carry each GPU, found once per GPU rather than once per candidate.
+    type Offers<'a, 'db> = Vec<(&'db str, &'a crate::eval::entry::Entry<'db>)>;
+    let by_gpu: std::cell::RefCell<BTreeMap<String, std::rc::Rc<Offers<'_, '_>>>> =
+        Default::default();
+    let offers_of = |gpu: Option<Value>| -> std::rc::Rc<Offers<'_, '_>> {
+        let Some(Value::Ref(_, gpu)) = gpu else {
+            return std::rc::Rc::new(all_offers.clone());
+        };
+        if let Some(offers) = by_gpu.borrow().get(&gpu) {
+            return offers.clone();
+        }
+        let offers: Offers<'_, '_> = match entry_of(DeclKind::Gpu, &gpu) {
+            Some(entry) => all_offers
+                .iter()
+                .copied()
+                .filter(|(_, offer)| crate::eval::estimate::offer_gpu_matches(offer, entry, &gpu))
+                .collect(),
+            None => Vec::new(),
+        };
+        let offers = std::rc::Rc::new(offers);
+        by_gpu.borrow_mut().insert(gpu, offers.clone());
+        offers
+    };
     let evaluate = |combination: &[usize], mode: Mode| -> Candidate {
         let assignment = &assignment_of(combination);
         let mut scratch = Vec::new();
         let fields = Resolved {
             fields: full(assignment),
             workload: resolved.workload.clone(),
+            owned: resolved.owned.clone(),
         };
-        let result = run(cx, fields, mode, &mut scratch);
+        let offers = offers_of(value_of(combination, "gpu"));
+        let result = run_with_offers(cx, fields, mode, &offers, &mut scratch);
         let failure = scratch
             .iter()
             .find(|d| d.severity == Severity::Error)
@@ -393,6 +543,11 @@ pub(crate) fn search<'db>(
             objective: result.objective.map(|q| q.value()),
             objective_display: result.objective.filter(|_| shown).map(|q| q.display()),
             cost_per_hour: result.figures.cost_per_hour.clone().ok().map(per_hour),
+            rental: result
+                .setup
+                .as_ref()
+                .and_then(|setup| setup.rental.as_ref())
+                .map(crate::eval::estimate::Rental::describe),
             decode_tps: result.figures.decode_tps.clone().ok(),
             memory_per_gpu: result
                 .figures
@@ -640,6 +795,9 @@ pub(crate) fn solve<'db>(
         let mut parts = Vec::new();
         if let Some(cost) = best.cost_per_hour {
             parts.push(format!("${cost:.2}/h"));
+        }
+        if let Some(rental) = &best.rental {
+            parts.push(rental.clone());
         }
         if let Some(decode) = best.decode_tps {
             parts.push(format!("{decode:.1} tok/s"));

@@ -20,12 +20,13 @@ pub enum DeclKind {
     Kv,
     Engine,
     Host,
+    Offer,
     Rule,
     Deployment,
 }
 
 impl DeclKind {
-    pub const ALL: [DeclKind; 9] = [
+    pub const ALL: [DeclKind; 10] = [
         DeclKind::Arch,
         DeclKind::Gpu,
         DeclKind::Model,
@@ -33,6 +34,7 @@ impl DeclKind {
         DeclKind::Kv,
         DeclKind::Engine,
         DeclKind::Host,
+        DeclKind::Offer,
         DeclKind::Rule,
         DeclKind::Deployment,
     ];
@@ -46,6 +48,7 @@ impl DeclKind {
             DeclKind::Kv => "kv",
             DeclKind::Engine => "engine",
             DeclKind::Host => "host",
+            DeclKind::Offer => "offer",
             DeclKind::Rule => "rule",
             DeclKind::Deployment => "deployment",
         }
@@ -67,6 +70,7 @@ impl DeclKind {
             DeclKind::Kv => "a KV-cache dtype",
             DeclKind::Engine => "an engine",
             DeclKind::Host => "a host machine",
+            DeclKind::Offer => "a cloud offer",
             DeclKind::Rule => "a rule",
             DeclKind::Deployment => "a deployment",
         }

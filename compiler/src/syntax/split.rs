@@ -16,7 +16,7 @@ pub struct Chunk {
     pub too_deep_at: Option<usize>,
 }
 
-const STARTERS: [&str; 10] = [
+const STARTERS: [&str; 11] = [
     "arch",
     "gpu",
     "model",
@@ -24,6 +24,7 @@ const STARTERS: [&str; 10] = [
     "kv",
     "engine",
     "host",
+    "offer",
     "rule",
     "deployment",
     "import",

@@ -35,6 +35,8 @@ impl Dim {
     pub const REQUEST_RATE: Dim = Dim::REQUESTS.div(Dim::SECONDS);
     pub const HOURLY: Dim = Dim::DOLLARS.div(Dim::SECONDS);
     pub const PER_TOKEN: Dim = Dim::DOLLARS.div(Dim::TOKENS);
+    /// Dollars per joule: an electricity price, written `$0.15/kWh`.
+    pub const ENERGY_PRICE: Dim = Dim::DOLLARS.div(Dim::WATTS.mul(Dim::SECONDS));
 
     const fn base(index: usize) -> Dim {
         let mut exps = [0; 7];
@@ -91,6 +93,7 @@ impl Dim {
             (Dim::REQUEST_RATE, "a request rate"),
             (Dim::HOURLY, "an hourly price"),
             (Dim::PER_TOKEN, "a price per token"),
+            (Dim::ENERGY_PRICE, "an electricity price"),
         ];
         known
             .iter()
@@ -103,7 +106,7 @@ impl Dim {
     pub fn example_units(self) -> &'static [&'static str] {
         match self {
             d if d == Dim::BYTES => &["GB", "GiB"],
-            d if d == Dim::SECONDS => &["ms", "s"],
+            d if d == Dim::SECONDS => &["ms", "s", "h", "years"],
             d if d == Dim::TOKENS => &["tokens"],
             d if d == Dim::WATTS => &["W"],
             d if d == Dim::BANDWIDTH => &["GB/s", "TB/s"],
@@ -119,6 +122,7 @@ impl Dim {
         let text = match self {
             d if d == Dim::HOURLY => format!("${value}/h"),
             d if d == Dim::PER_TOKEN => format!("${value}/Mtok"),
+            d if d == Dim::ENERGY_PRICE => format!("${value}/kWh"),
             d if d == Dim::DOLLARS => format!("${value}"),
             d => {
                 let units = d.example_units();
@@ -293,6 +297,9 @@ const UNITS: &[UnitDef] = &[
     unit("ms", Num::Real(0.001), Dim::SECONDS),
     unit("s", Num::Int(1), Dim::SECONDS),
     unit("h", Num::Int(3600), Dim::SECONDS),
+    // A year of continuous use: 365 days, 8,760 hours.
+    unit("years", Num::Int(SECONDS_PER_YEAR), Dim::SECONDS),
+    unit("year", Num::Int(SECONDS_PER_YEAR), Dim::SECONDS),
     unit("W", Num::Int(1), Dim::WATTS),
     unit("%", Num::Real(0.01), Dim::NONE),
 ];
@@ -302,7 +309,7 @@ pub fn unit_names() -> impl Iterator<Item = &'static str> {
     UNITS
         .iter()
         .map(|unit| unit.text)
-        .chain(["$", "$/h", "$/Mtok"])
+        .chain(["$", "$/h", "$/Mtok", "$/kWh"])
 }
 
 /// Parses a number as written (`9_400_279_040`, `4.85`, `1.5e9`).
@@ -343,6 +350,10 @@ pub fn money(number: &str, suffix: Option<&str>, per: Option<&str>) -> Quantity 
         .unwrap_or(Num::Int(0));
     let (num, dim) = match per {
         Some("h") => (base.over(Num::Int(3600)).unwrap_or(base), Dim::HOURLY),
+        Some("kWh") => (
+            base.over(Num::Int(JOULES_PER_KWH)).unwrap_or(base),
+            Dim::ENERGY_PRICE,
+        ),
         Some("Mtok") => (
             base.over(Num::Int(1_000_000)).unwrap_or(base),
             Dim::PER_TOKEN,
@@ -441,6 +452,10 @@ impl Quantity {
                     format!("{} ms", trim(value * 1000.0, 1))
                 } else if value.abs() < 3600.0 {
                     format!("{} s", trim(value, 2))
+                } else if value.abs() >= SECONDS_PER_YEAR as f64
+                    && (value / SECONDS_PER_YEAR as f64).fract() == 0.0
+                {
+                    format!("{} years", trim(value / SECONDS_PER_YEAR as f64, 2))
                 } else {
                     format!("{} h", trim(value / 3600.0, 2))
                 }
@@ -452,6 +467,9 @@ impl Quantity {
             d if d == Dim::DOLLARS => format!("${}", money_digits(value)),
             d if d == Dim::HOURLY => format!("${}/h", money_digits(per_hour(value))),
             d if d == Dim::PER_TOKEN => format!("${}/Mtok", money_digits(per_mtok(value))),
+            d if d == Dim::ENERGY_PRICE => {
+                format!("${}/kWh", money_digits(value * JOULES_PER_KWH as f64))
+            }
             d if d == Dim::WATTS => format!("{} W", trim(value, 0)),
             d => format!("{} {}", trim(value, 3), d.unit_expression()),
         }
@@ -506,6 +524,10 @@ fn group(value: i128) -> String {
 
 /// Seconds in an hour.
 pub const SECONDS_PER_HOUR: f64 = 3600.0;
+/// A year in the `years` unit: 365 days of 24 hours (8,760 h), as in amortisation.
+pub const SECONDS_PER_YEAR: i128 = 365 * 24 * 3600;
+/// Joules in a kilowatt-hour, for `$…/kWh`.
+pub const JOULES_PER_KWH: i128 = 3_600_000;
 
 /// An hourly price, stored per second (the base unit), as reported: dollars per hour.
 /// Every output (text, JSON, tables) converts through this one function.
@@ -561,6 +583,15 @@ mod tests {
         assert_eq!(hourly.display(), "$1.20/h");
         assert_eq!(money("0.50", None, Some("Mtok")).display(), "$0.50/Mtok");
         assert_eq!(money("329", None, None).display(), "$329.00");
+        let power = money("0.15", None, Some("kWh"));
+        assert_eq!(power.dim, Dim::ENERGY_PRICE);
+        assert_eq!(power.display(), "$0.15/kWh");
+        // 450 W for an hour at $0.15/kWh is 6.75 cents.
+        let joules = 450.0 * 3600.0;
+        assert!((power.value() * joules - 0.0675).abs() < 1e-12);
+        let years = literal("3", None, Some("years")).unwrap();
+        assert_eq!(years.value(), 3.0 * 8760.0 * 3600.0);
+        assert_eq!(years.display(), "3 years");
         assert_eq!(
             literal("864", None, Some("GB/s")).unwrap().display(),
             "864 GB/s"

@@ -796,61 +796,61 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
   eof = lexer->eof(lexer);
   switch (state) {
     case 0:
-      if (eof) ADVANCE(42);
+      if (eof) ADVANCE(47);
       ADVANCE_MAP(
         '!', 6,
-        '"', 82,
-        '$', 35,
-        '(', 62,
-        ')', 64,
-        '*', 59,
-        '+', 57,
-        ',', 63,
-        '-', 58,
-        '.', 61,
-        '/', 60,
-        '<', 53,
-        '=', 50,
-        '>', 55,
-        '?', 67,
-        '[', 65,
-        '\\', 33,
-        ']', 66,
-        '{', 89,
-        '}', 48,
+        '"', 88,
+        '$', 40,
+        '(', 67,
+        ')', 69,
+        '*', 64,
+        '+', 62,
+        ',', 68,
+        '-', 63,
+        '.', 66,
+        '/', 65,
+        '<', 58,
+        '=', 55,
+        '>', 60,
+        '?', 72,
+        '[', 70,
+        '\\', 38,
+        ']', 71,
+        '{', 95,
+        '}', 53,
       );
       if (lookahead == '\t' ||
           lookahead == '\n' ||
           lookahead == '\r' ||
           lookahead == ' ' ||
-          lookahead == ';') SKIP(40);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(69);
+          lookahead == ';') SKIP(45);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(90);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(96);
       END_STATE();
     case 1:
       if (lookahead == '\n') SKIP(5);
-      if (lookahead == '"') ADVANCE(82);
-      if (lookahead == '/') ADVANCE(84);
-      if (lookahead == '\\') ADVANCE(33);
-      if (lookahead == '{') ADVANCE(89);
+      if (lookahead == '"') ADVANCE(88);
+      if (lookahead == '/') ADVANCE(90);
+      if (lookahead == '\\') ADVANCE(38);
+      if (lookahead == '{') ADVANCE(95);
       if (lookahead == '\t' ||
           lookahead == '\r' ||
           lookahead == ' ' ||
-          lookahead == ';') ADVANCE(83);
-      if (lookahead != 0) ADVANCE(87);
+          lookahead == ';') ADVANCE(89);
+      if (lookahead != 0) ADVANCE(93);
       END_STATE();
     case 2:
-      if (lookahead == '/') ADVANCE(45);
+      if (lookahead == '/') ADVANCE(50);
       END_STATE();
     case 3:
-      if (lookahead == '/') ADVANCE(28);
+      if (lookahead == '/') ADVANCE(33);
       END_STATE();
     case 4:
       if (lookahead == '/') ADVANCE(2);
-      if (lookahead == '=') ADVANCE(49);
-      if (lookahead == '{') ADVANCE(47);
+      if (lookahead == '=') ADVANCE(54);
+      if (lookahead == '{') ADVANCE(52);
       if (lookahead == '\t' ||
           lookahead == '\n' ||
           lookahead == '\r' ||
@@ -866,34 +866,34 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
           lookahead == ';') SKIP(5);
       END_STATE();
     case 6:
-      if (lookahead == '=') ADVANCE(52);
+      if (lookahead == '=') ADVANCE(57);
       END_STATE();
     case 7:
-      if (lookahead == '=') ADVANCE(51);
+      if (lookahead == '=') ADVANCE(56);
       END_STATE();
     case 8:
-      if (lookahead == 'B') ADVANCE(68);
+      if (lookahead == 'B') ADVANCE(73);
       END_STATE();
     case 9:
-      if (lookahead == 'B') ADVANCE(68);
+      if (lookahead == 'B') ADVANCE(73);
       if (lookahead == 'i') ADVANCE(8);
       END_STATE();
     case 10:
-      if (lookahead == 'B') ADVANCE(70);
+      if (lookahead == 'B') ADVANCE(75);
       END_STATE();
     case 11:
-      if (lookahead == 'B') ADVANCE(70);
+      if (lookahead == 'B') ADVANCE(75);
       if (lookahead == 'F') ADVANCE(16);
       if (lookahead == 'O') ADVANCE(19);
       if (lookahead == 'i') ADVANCE(8);
       END_STATE();
     case 12:
-      if (lookahead == 'B') ADVANCE(70);
+      if (lookahead == 'B') ADVANCE(75);
       if (lookahead == 'F') ADVANCE(16);
       if (lookahead == 'i') ADVANCE(10);
       END_STATE();
     case 13:
-      if (lookahead == 'B') ADVANCE(70);
+      if (lookahead == 'B') ADVANCE(75);
       if (lookahead == 'i') ADVANCE(8);
       END_STATE();
     case 14:
@@ -906,24 +906,26 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         'M', 13,
         'P', 14,
         'T', 11,
-        'm', 28,
-        'r', 21,
-        't', 25,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
         '\t', 15,
         ' ', 15,
-        '%', 68,
-        'B', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
+        '%', 73,
+        'B', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
       );
       END_STATE();
     case 16:
       if (lookahead == 'L') ADVANCE(18);
       END_STATE();
     case 17:
-      if (lookahead == 'M') ADVANCE(30);
-      if (lookahead == 'h') ADVANCE(76);
+      if (lookahead == 'M') ADVANCE(35);
+      if (lookahead == 'h') ADVANCE(82);
+      if (lookahead == 'k') ADVANCE(21);
       END_STATE();
     case 18:
       if (lookahead == 'O') ADVANCE(19);
@@ -932,341 +934,360 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
       if (lookahead == 'P') ADVANCE(20);
       END_STATE();
     case 20:
-      if (lookahead == 'S') ADVANCE(68);
+      if (lookahead == 'S') ADVANCE(73);
       END_STATE();
     case 21:
-      if (lookahead == 'e') ADVANCE(27);
+      if (lookahead == 'W') ADVANCE(25);
       END_STATE();
     case 22:
-      if (lookahead == 'k') ADVANCE(76);
+      if (lookahead == 'a') ADVANCE(32);
       END_STATE();
     case 23:
-      if (lookahead == 'k') ADVANCE(71);
+      if (lookahead == 'e') ADVANCE(31);
       END_STATE();
     case 24:
-      if (lookahead == 'n') ADVANCE(29);
+      if (lookahead == 'e') ADVANCE(22);
       END_STATE();
     case 25:
-      if (lookahead == 'o') ADVANCE(23);
+      if (lookahead == 'h') ADVANCE(82);
       END_STATE();
     case 26:
-      if (lookahead == 'o') ADVANCE(22);
+      if (lookahead == 'k') ADVANCE(82);
       END_STATE();
     case 27:
-      if (lookahead == 'q') ADVANCE(3);
+      if (lookahead == 'k') ADVANCE(76);
       END_STATE();
     case 28:
-      if (lookahead == 's') ADVANCE(68);
+      if (lookahead == 'n') ADVANCE(34);
       END_STATE();
     case 29:
-      if (lookahead == 's') ADVANCE(70);
+      if (lookahead == 'o') ADVANCE(27);
       END_STATE();
     case 30:
-      if (lookahead == 't') ADVANCE(26);
+      if (lookahead == 'o') ADVANCE(26);
       END_STATE();
     case 31:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(37);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
+      if (lookahead == 'q') ADVANCE(3);
       END_STATE();
     case 32:
-      if (lookahead == '+' ||
-          lookahead == '-') ADVANCE(39);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
+      if (lookahead == 'r') ADVANCE(81);
       END_STATE();
     case 33:
+      if (lookahead == 's') ADVANCE(73);
+      END_STATE();
+    case 34:
+      if (lookahead == 's') ADVANCE(75);
+      END_STATE();
+    case 35:
+      if (lookahead == 't') ADVANCE(30);
+      END_STATE();
+    case 36:
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
+      END_STATE();
+    case 37:
+      if (lookahead == '+' ||
+          lookahead == '-') ADVANCE(44);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(86);
+      END_STATE();
+    case 38:
       if (lookahead == '"' ||
           lookahead == '\\' ||
           lookahead == 'n' ||
           lookahead == '{' ||
-          lookahead == '}') ADVANCE(88);
-      END_STATE();
-    case 34:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(69);
-      END_STATE();
-    case 35:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(77);
-      END_STATE();
-    case 36:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(73);
-      END_STATE();
-    case 37:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
-      END_STATE();
-    case 38:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
+          lookahead == '}') ADVANCE(94);
       END_STATE();
     case 39:
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
       END_STATE();
     case 40:
-      if (eof) ADVANCE(42);
-      ADVANCE_MAP(
-        '!', 6,
-        '"', 81,
-        '$', 35,
-        '(', 62,
-        ')', 64,
-        '*', 59,
-        '+', 57,
-        ',', 63,
-        '-', 58,
-        '.', 61,
-        '/', 60,
-        '<', 53,
-        '=', 50,
-        '>', 55,
-        '?', 67,
-        '[', 65,
-        ']', 66,
-        '{', 47,
-        '}', 48,
-      );
-      if (lookahead == '\t' ||
-          lookahead == '\n' ||
-          lookahead == '\r' ||
-          lookahead == ' ' ||
-          lookahead == ';') SKIP(40);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(69);
-      if (('A' <= lookahead && lookahead <= 'Z') ||
-          lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(90);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(83);
       END_STATE();
     case 41:
-      if (eof) ADVANCE(42);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(78);
+      END_STATE();
+    case 42:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
+      END_STATE();
+    case 43:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(85);
+      END_STATE();
+    case 44:
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(86);
+      END_STATE();
+    case 45:
+      if (eof) ADVANCE(47);
       ADVANCE_MAP(
         '!', 6,
-        '"', 81,
-        '$', 35,
-        '(', 62,
-        ')', 64,
-        '*', 59,
-        '+', 57,
-        ',', 63,
-        '-', 58,
-        '.', 61,
-        '/', 60,
-        '<', 53,
-        '=', 7,
-        '>', 55,
-        '?', 67,
-        '[', 65,
-        ']', 66,
-        '{', 47,
-        '}', 48,
+        '"', 87,
+        '$', 40,
+        '(', 67,
+        ')', 69,
+        '*', 64,
+        '+', 62,
+        ',', 68,
+        '-', 63,
+        '.', 66,
+        '/', 65,
+        '<', 58,
+        '=', 55,
+        '>', 60,
+        '?', 72,
+        '[', 70,
+        ']', 71,
+        '{', 52,
+        '}', 53,
       );
       if (lookahead == '\t' ||
           lookahead == '\n' ||
           lookahead == '\r' ||
           lookahead == ' ' ||
-          lookahead == ';') SKIP(41);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(69);
+          lookahead == ';') SKIP(45);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
       if (('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(90);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(96);
       END_STATE();
-    case 42:
+    case 46:
+      if (eof) ADVANCE(47);
+      ADVANCE_MAP(
+        '!', 6,
+        '"', 87,
+        '$', 40,
+        '(', 67,
+        ')', 69,
+        '*', 64,
+        '+', 62,
+        ',', 68,
+        '-', 63,
+        '.', 66,
+        '/', 65,
+        '<', 58,
+        '=', 7,
+        '>', 60,
+        '?', 72,
+        '[', 70,
+        ']', 71,
+        '{', 52,
+        '}', 53,
+      );
+      if (lookahead == '\t' ||
+          lookahead == '\n' ||
+          lookahead == '\r' ||
+          lookahead == ' ' ||
+          lookahead == ';') SKIP(46);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
+      if (('A' <= lookahead && lookahead <= 'Z') ||
+          lookahead == '_' ||
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(96);
+      END_STATE();
+    case 47:
       ACCEPT_TOKEN(ts_builtin_sym_end);
       END_STATE();
-    case 43:
+    case 48:
       ACCEPT_TOKEN(sym_doc_comment);
       if (lookahead == '"' ||
           lookahead == '\\' ||
-          lookahead == '{') ADVANCE(44);
+          lookahead == '{') ADVANCE(49);
       if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(43);
-      END_STATE();
-    case 44:
-      ACCEPT_TOKEN(sym_doc_comment);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(44);
-      END_STATE();
-    case 45:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead == '/') ADVANCE(44);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(46);
-      END_STATE();
-    case 46:
-      ACCEPT_TOKEN(sym_comment);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(46);
-      END_STATE();
-    case 47:
-      ACCEPT_TOKEN(anon_sym_LBRACE);
-      END_STATE();
-    case 48:
-      ACCEPT_TOKEN(anon_sym_RBRACE);
+          lookahead != '\n') ADVANCE(48);
       END_STATE();
     case 49:
-      ACCEPT_TOKEN(anon_sym_EQ);
+      ACCEPT_TOKEN(sym_doc_comment);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(49);
       END_STATE();
     case 50:
-      ACCEPT_TOKEN(anon_sym_EQ);
-      if (lookahead == '=') ADVANCE(51);
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead == '/') ADVANCE(49);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(51);
       END_STATE();
     case 51:
-      ACCEPT_TOKEN(anon_sym_EQ_EQ);
+      ACCEPT_TOKEN(sym_comment);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(51);
       END_STATE();
     case 52:
-      ACCEPT_TOKEN(anon_sym_BANG_EQ);
+      ACCEPT_TOKEN(anon_sym_LBRACE);
       END_STATE();
     case 53:
-      ACCEPT_TOKEN(anon_sym_LT);
-      if (lookahead == '=') ADVANCE(54);
+      ACCEPT_TOKEN(anon_sym_RBRACE);
       END_STATE();
     case 54:
-      ACCEPT_TOKEN(anon_sym_LT_EQ);
+      ACCEPT_TOKEN(anon_sym_EQ);
       END_STATE();
     case 55:
-      ACCEPT_TOKEN(anon_sym_GT);
+      ACCEPT_TOKEN(anon_sym_EQ);
       if (lookahead == '=') ADVANCE(56);
       END_STATE();
     case 56:
-      ACCEPT_TOKEN(anon_sym_GT_EQ);
+      ACCEPT_TOKEN(anon_sym_EQ_EQ);
       END_STATE();
     case 57:
-      ACCEPT_TOKEN(anon_sym_PLUS);
+      ACCEPT_TOKEN(anon_sym_BANG_EQ);
       END_STATE();
     case 58:
-      ACCEPT_TOKEN(anon_sym_DASH);
+      ACCEPT_TOKEN(anon_sym_LT);
+      if (lookahead == '=') ADVANCE(59);
       END_STATE();
     case 59:
-      ACCEPT_TOKEN(anon_sym_STAR);
+      ACCEPT_TOKEN(anon_sym_LT_EQ);
       END_STATE();
     case 60:
-      ACCEPT_TOKEN(anon_sym_SLASH);
-      if (lookahead == '/') ADVANCE(45);
+      ACCEPT_TOKEN(anon_sym_GT);
+      if (lookahead == '=') ADVANCE(61);
       END_STATE();
     case 61:
-      ACCEPT_TOKEN(anon_sym_DOT);
+      ACCEPT_TOKEN(anon_sym_GT_EQ);
       END_STATE();
     case 62:
-      ACCEPT_TOKEN(anon_sym_LPAREN);
+      ACCEPT_TOKEN(anon_sym_PLUS);
       END_STATE();
     case 63:
-      ACCEPT_TOKEN(anon_sym_COMMA);
+      ACCEPT_TOKEN(anon_sym_DASH);
       END_STATE();
     case 64:
-      ACCEPT_TOKEN(anon_sym_RPAREN);
+      ACCEPT_TOKEN(anon_sym_STAR);
       END_STATE();
     case 65:
-      ACCEPT_TOKEN(anon_sym_LBRACK);
+      ACCEPT_TOKEN(anon_sym_SLASH);
+      if (lookahead == '/') ADVANCE(50);
       END_STATE();
     case 66:
-      ACCEPT_TOKEN(anon_sym_RBRACK);
+      ACCEPT_TOKEN(anon_sym_DOT);
       END_STATE();
     case 67:
-      ACCEPT_TOKEN(sym_hole);
+      ACCEPT_TOKEN(anon_sym_LPAREN);
       END_STATE();
     case 68:
-      ACCEPT_TOKEN(sym_quantity);
+      ACCEPT_TOKEN(anon_sym_COMMA);
       END_STATE();
     case 69:
-      ACCEPT_TOKEN(sym_quantity);
-      ADVANCE_MAP(
-        '.', 36,
-        'G', 12,
-        'K', 9,
-        'M', 72,
-        'P', 14,
-        'T', 11,
-        '_', 34,
-        'k', 75,
-        'm', 28,
-        'r', 21,
-        't', 25,
-        '\t', 15,
-        ' ', 15,
-        'E', 31,
-        'e', 31,
-        '%', 68,
-        'B', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
-      );
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(69);
+      ACCEPT_TOKEN(anon_sym_RPAREN);
       END_STATE();
     case 70:
-      ACCEPT_TOKEN(sym_quantity);
-      if (lookahead == '/') ADVANCE(28);
+      ACCEPT_TOKEN(anon_sym_LBRACK);
       END_STATE();
     case 71:
-      ACCEPT_TOKEN(sym_quantity);
-      if (lookahead == '/') ADVANCE(28);
-      if (lookahead == 'e') ADVANCE(24);
+      ACCEPT_TOKEN(anon_sym_RBRACK);
       END_STATE();
     case 72:
+      ACCEPT_TOKEN(sym_hole);
+      END_STATE();
+    case 73:
+      ACCEPT_TOKEN(sym_quantity);
+      END_STATE();
+    case 74:
       ACCEPT_TOKEN(sym_quantity);
       ADVANCE_MAP(
-        'B', 70,
+        '.', 41,
+        'G', 12,
+        'K', 9,
+        'M', 77,
+        'P', 14,
+        'T', 11,
+        '_', 39,
+        'k', 80,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
+        '\t', 15,
+        ' ', 15,
+        'E', 36,
+        'e', 36,
+        '%', 73,
+        'B', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
+      );
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
+      END_STATE();
+    case 75:
+      ACCEPT_TOKEN(sym_quantity);
+      if (lookahead == '/') ADVANCE(33);
+      END_STATE();
+    case 76:
+      ACCEPT_TOKEN(sym_quantity);
+      if (lookahead == '/') ADVANCE(33);
+      if (lookahead == 'e') ADVANCE(28);
+      END_STATE();
+    case 77:
+      ACCEPT_TOKEN(sym_quantity);
+      ADVANCE_MAP(
+        'B', 75,
         'G', 12,
         'K', 9,
         'M', 13,
         'P', 14,
         'T', 11,
         'i', 8,
-        'm', 28,
-        'r', 21,
-        't', 25,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
         '\t', 15,
         ' ', 15,
-        '%', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
+        '%', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
       );
       END_STATE();
-    case 73:
+    case 78:
       ACCEPT_TOKEN(sym_quantity);
       ADVANCE_MAP(
         'G', 12,
         'K', 9,
-        'M', 72,
+        'M', 77,
         'P', 14,
         'T', 11,
-        '_', 36,
-        'k', 75,
-        'm', 28,
-        'r', 21,
-        't', 25,
+        '_', 41,
+        'k', 80,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
         '\t', 15,
         ' ', 15,
-        'E', 31,
-        'e', 31,
-        '%', 68,
-        'B', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
+        'E', 36,
+        'e', 36,
+        '%', 73,
+        'B', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
       );
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(73);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(78);
       END_STATE();
-    case 74:
+    case 79:
       ACCEPT_TOKEN(sym_quantity);
       ADVANCE_MAP(
         'G', 12,
         'K', 9,
-        'M', 72,
+        'M', 77,
         'P', 14,
         'T', 11,
-        '_', 37,
-        'k', 75,
-        'm', 28,
-        'r', 21,
-        't', 25,
+        '_', 42,
+        'k', 80,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
         '\t', 15,
         ' ', 15,
-        '%', 68,
-        'B', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
+        '%', 73,
+        'B', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
       );
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(74);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
       END_STATE();
-    case 75:
+    case 80:
       ACCEPT_TOKEN(sym_quantity);
       ADVANCE_MAP(
         'G', 12,
@@ -1274,120 +1295,125 @@ static bool ts_lex(TSLexer *lexer, TSStateId state) {
         'M', 13,
         'P', 14,
         'T', 11,
-        'm', 28,
-        'r', 21,
-        't', 25,
+        'm', 33,
+        'r', 23,
+        't', 29,
+        'y', 24,
         '\t', 15,
         ' ', 15,
-        '%', 68,
-        'B', 68,
-        'W', 68,
-        'h', 68,
-        's', 68,
+        '%', 73,
+        'B', 73,
+        'W', 73,
+        'h', 73,
+        's', 73,
       );
       END_STATE();
-    case 76:
-      ACCEPT_TOKEN(sym_money);
-      END_STATE();
-    case 77:
-      ACCEPT_TOKEN(sym_money);
-      if (lookahead == '.') ADVANCE(38);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == '_') ADVANCE(35);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(32);
-      if (lookahead == 'M' ||
-          lookahead == 'k') ADVANCE(78);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(77);
-      END_STATE();
-    case 78:
-      ACCEPT_TOKEN(sym_money);
-      if (lookahead == '/') ADVANCE(17);
-      END_STATE();
-    case 79:
-      ACCEPT_TOKEN(sym_money);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == '_') ADVANCE(38);
-      if (lookahead == 'E' ||
-          lookahead == 'e') ADVANCE(32);
-      if (lookahead == 'M' ||
-          lookahead == 'k') ADVANCE(78);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(79);
-      END_STATE();
-    case 80:
-      ACCEPT_TOKEN(sym_money);
-      if (lookahead == '/') ADVANCE(17);
-      if (lookahead == '_') ADVANCE(39);
-      if (lookahead == 'M' ||
-          lookahead == 'k') ADVANCE(78);
-      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(80);
-      END_STATE();
     case 81:
-      ACCEPT_TOKEN(anon_sym_DQUOTE);
+      ACCEPT_TOKEN(sym_quantity);
+      if (lookahead == 's') ADVANCE(73);
       END_STATE();
     case 82:
-      ACCEPT_TOKEN(anon_sym_DQUOTE2);
+      ACCEPT_TOKEN(sym_money);
       END_STATE();
     case 83:
+      ACCEPT_TOKEN(sym_money);
+      if (lookahead == '.') ADVANCE(43);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '_') ADVANCE(40);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(37);
+      if (lookahead == 'M' ||
+          lookahead == 'k') ADVANCE(84);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(83);
+      END_STATE();
+    case 84:
+      ACCEPT_TOKEN(sym_money);
+      if (lookahead == '/') ADVANCE(17);
+      END_STATE();
+    case 85:
+      ACCEPT_TOKEN(sym_money);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '_') ADVANCE(43);
+      if (lookahead == 'E' ||
+          lookahead == 'e') ADVANCE(37);
+      if (lookahead == 'M' ||
+          lookahead == 'k') ADVANCE(84);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(85);
+      END_STATE();
+    case 86:
+      ACCEPT_TOKEN(sym_money);
+      if (lookahead == '/') ADVANCE(17);
+      if (lookahead == '_') ADVANCE(44);
+      if (lookahead == 'M' ||
+          lookahead == 'k') ADVANCE(84);
+      if (('0' <= lookahead && lookahead <= '9')) ADVANCE(86);
+      END_STATE();
+    case 87:
+      ACCEPT_TOKEN(anon_sym_DQUOTE);
+      END_STATE();
+    case 88:
+      ACCEPT_TOKEN(anon_sym_DQUOTE2);
+      END_STATE();
+    case 89:
       ACCEPT_TOKEN(sym_string_content);
-      if (lookahead == '/') ADVANCE(84);
+      if (lookahead == '/') ADVANCE(90);
       if (lookahead == '\t' ||
           lookahead == '\r' ||
           lookahead == ' ' ||
-          lookahead == ';') ADVANCE(83);
+          lookahead == ';') ADVANCE(89);
       if (lookahead != 0 &&
           lookahead != '\t' &&
           lookahead != '\n' &&
           lookahead != '"' &&
           lookahead != '\\' &&
-          lookahead != '{') ADVANCE(87);
-      END_STATE();
-    case 84:
-      ACCEPT_TOKEN(sym_string_content);
-      if (lookahead == '/') ADVANCE(85);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '"' &&
-          lookahead != '\\' &&
-          lookahead != '{') ADVANCE(87);
-      END_STATE();
-    case 85:
-      ACCEPT_TOKEN(sym_string_content);
-      if (lookahead == '/') ADVANCE(43);
-      if (lookahead == '"' ||
-          lookahead == '\\' ||
-          lookahead == '{') ADVANCE(46);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(86);
-      END_STATE();
-    case 86:
-      ACCEPT_TOKEN(sym_string_content);
-      if (lookahead == '"' ||
-          lookahead == '\\' ||
-          lookahead == '{') ADVANCE(46);
-      if (lookahead != 0 &&
-          lookahead != '\n') ADVANCE(86);
-      END_STATE();
-    case 87:
-      ACCEPT_TOKEN(sym_string_content);
-      if (lookahead != 0 &&
-          lookahead != '\n' &&
-          lookahead != '"' &&
-          lookahead != '\\' &&
-          lookahead != '{') ADVANCE(87);
-      END_STATE();
-    case 88:
-      ACCEPT_TOKEN(sym_escape_sequence);
-      END_STATE();
-    case 89:
-      ACCEPT_TOKEN(anon_sym_LBRACE2);
+          lookahead != '{') ADVANCE(93);
       END_STATE();
     case 90:
+      ACCEPT_TOKEN(sym_string_content);
+      if (lookahead == '/') ADVANCE(91);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '"' &&
+          lookahead != '\\' &&
+          lookahead != '{') ADVANCE(93);
+      END_STATE();
+    case 91:
+      ACCEPT_TOKEN(sym_string_content);
+      if (lookahead == '/') ADVANCE(48);
+      if (lookahead == '"' ||
+          lookahead == '\\' ||
+          lookahead == '{') ADVANCE(51);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(92);
+      END_STATE();
+    case 92:
+      ACCEPT_TOKEN(sym_string_content);
+      if (lookahead == '"' ||
+          lookahead == '\\' ||
+          lookahead == '{') ADVANCE(51);
+      if (lookahead != 0 &&
+          lookahead != '\n') ADVANCE(92);
+      END_STATE();
+    case 93:
+      ACCEPT_TOKEN(sym_string_content);
+      if (lookahead != 0 &&
+          lookahead != '\n' &&
+          lookahead != '"' &&
+          lookahead != '\\' &&
+          lookahead != '{') ADVANCE(93);
+      END_STATE();
+    case 94:
+      ACCEPT_TOKEN(sym_escape_sequence);
+      END_STATE();
+    case 95:
+      ACCEPT_TOKEN(anon_sym_LBRACE2);
+      END_STATE();
+    case 96:
       ACCEPT_TOKEN(sym_identifier);
       if (('0' <= lookahead && lookahead <= '9') ||
           ('A' <= lookahead && lookahead <= 'Z') ||
           lookahead == '_' ||
-          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(90);
+          ('a' <= lookahead && lookahead <= 'z')) ADVANCE(96);
       END_STATE();
     default:
       return false;
@@ -1756,67 +1782,67 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
 static const TSLexerMode ts_lex_modes[STATE_COUNT] = {
   [0] = {.lex_state = 0},
   [1] = {.lex_state = 0},
-  [2] = {.lex_state = 41},
-  [3] = {.lex_state = 41},
-  [4] = {.lex_state = 41},
-  [5] = {.lex_state = 41},
-  [6] = {.lex_state = 41},
-  [7] = {.lex_state = 41},
-  [8] = {.lex_state = 41},
-  [9] = {.lex_state = 41},
-  [10] = {.lex_state = 41},
-  [11] = {.lex_state = 41},
-  [12] = {.lex_state = 41},
-  [13] = {.lex_state = 41},
-  [14] = {.lex_state = 41},
-  [15] = {.lex_state = 41},
-  [16] = {.lex_state = 41},
-  [17] = {.lex_state = 41},
-  [18] = {.lex_state = 41},
-  [19] = {.lex_state = 41},
-  [20] = {.lex_state = 41},
-  [21] = {.lex_state = 41},
-  [22] = {.lex_state = 41},
-  [23] = {.lex_state = 41},
-  [24] = {.lex_state = 41},
-  [25] = {.lex_state = 41},
-  [26] = {.lex_state = 41},
-  [27] = {.lex_state = 41},
-  [28] = {.lex_state = 41},
-  [29] = {.lex_state = 41},
-  [30] = {.lex_state = 41},
-  [31] = {.lex_state = 41},
-  [32] = {.lex_state = 41},
-  [33] = {.lex_state = 41},
-  [34] = {.lex_state = 41},
-  [35] = {.lex_state = 41},
-  [36] = {.lex_state = 41},
-  [37] = {.lex_state = 41},
-  [38] = {.lex_state = 41},
-  [39] = {.lex_state = 41},
-  [40] = {.lex_state = 41},
-  [41] = {.lex_state = 41},
-  [42] = {.lex_state = 41},
-  [43] = {.lex_state = 41},
-  [44] = {.lex_state = 41},
-  [45] = {.lex_state = 41},
-  [46] = {.lex_state = 41},
-  [47] = {.lex_state = 41},
-  [48] = {.lex_state = 41},
-  [49] = {.lex_state = 41},
-  [50] = {.lex_state = 41},
-  [51] = {.lex_state = 41},
+  [2] = {.lex_state = 46},
+  [3] = {.lex_state = 46},
+  [4] = {.lex_state = 46},
+  [5] = {.lex_state = 46},
+  [6] = {.lex_state = 46},
+  [7] = {.lex_state = 46},
+  [8] = {.lex_state = 46},
+  [9] = {.lex_state = 46},
+  [10] = {.lex_state = 46},
+  [11] = {.lex_state = 46},
+  [12] = {.lex_state = 46},
+  [13] = {.lex_state = 46},
+  [14] = {.lex_state = 46},
+  [15] = {.lex_state = 46},
+  [16] = {.lex_state = 46},
+  [17] = {.lex_state = 46},
+  [18] = {.lex_state = 46},
+  [19] = {.lex_state = 46},
+  [20] = {.lex_state = 46},
+  [21] = {.lex_state = 46},
+  [22] = {.lex_state = 46},
+  [23] = {.lex_state = 46},
+  [24] = {.lex_state = 46},
+  [25] = {.lex_state = 46},
+  [26] = {.lex_state = 46},
+  [27] = {.lex_state = 46},
+  [28] = {.lex_state = 46},
+  [29] = {.lex_state = 46},
+  [30] = {.lex_state = 46},
+  [31] = {.lex_state = 46},
+  [32] = {.lex_state = 46},
+  [33] = {.lex_state = 46},
+  [34] = {.lex_state = 46},
+  [35] = {.lex_state = 46},
+  [36] = {.lex_state = 46},
+  [37] = {.lex_state = 46},
+  [38] = {.lex_state = 46},
+  [39] = {.lex_state = 46},
+  [40] = {.lex_state = 46},
+  [41] = {.lex_state = 46},
+  [42] = {.lex_state = 46},
+  [43] = {.lex_state = 46},
+  [44] = {.lex_state = 46},
+  [45] = {.lex_state = 46},
+  [46] = {.lex_state = 46},
+  [47] = {.lex_state = 46},
+  [48] = {.lex_state = 46},
+  [49] = {.lex_state = 46},
+  [50] = {.lex_state = 46},
+  [51] = {.lex_state = 46},
   [52] = {.lex_state = 0},
   [53] = {.lex_state = 0},
-  [54] = {.lex_state = 41},
-  [55] = {.lex_state = 41},
-  [56] = {.lex_state = 41},
-  [57] = {.lex_state = 41},
-  [58] = {.lex_state = 41},
-  [59] = {.lex_state = 41},
-  [60] = {.lex_state = 41},
-  [61] = {.lex_state = 41},
-  [62] = {.lex_state = 41},
+  [54] = {.lex_state = 46},
+  [55] = {.lex_state = 46},
+  [56] = {.lex_state = 46},
+  [57] = {.lex_state = 46},
+  [58] = {.lex_state = 46},
+  [59] = {.lex_state = 46},
+  [60] = {.lex_state = 46},
+  [61] = {.lex_state = 46},
+  [62] = {.lex_state = 46},
   [63] = {.lex_state = 0},
   [64] = {.lex_state = 0},
   [65] = {.lex_state = 0},
@@ -1839,15 +1865,15 @@ static const TSLexerMode ts_lex_modes[STATE_COUNT] = {
   [82] = {.lex_state = 0},
   [83] = {.lex_state = 0},
   [84] = {.lex_state = 1},
-  [85] = {.lex_state = 41},
+  [85] = {.lex_state = 46},
   [86] = {.lex_state = 0},
   [87] = {.lex_state = 4},
   [88] = {.lex_state = 0},
   [89] = {.lex_state = 0},
-  [90] = {.lex_state = 41},
-  [91] = {.lex_state = 41},
-  [92] = {.lex_state = 41},
-  [93] = {.lex_state = 41},
+  [90] = {.lex_state = 46},
+  [91] = {.lex_state = 46},
+  [92] = {.lex_state = 46},
+  [93] = {.lex_state = 46},
   [94] = {.lex_state = 0},
   [95] = {.lex_state = 0},
   [96] = {.lex_state = 0},
