@@ -487,6 +487,22 @@ fn fixed_files(
     out
 }
 
+/// Loads every file into the workspace, each with its path.
+fn load_all(
+    workspace: &mut Workspace,
+    files: &[PathBuf],
+) -> Result<Vec<(PathBuf, deployfit_compiler::db::SourceFile)>, String> {
+    files
+        .iter()
+        .map(|path| {
+            workspace
+                .load(path)
+                .map(|file| (path.clone(), file))
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+        })
+        .collect()
+}
+
 fn check(
     paths: Vec<PathBuf>,
     format: Format,
@@ -496,13 +512,7 @@ fn check(
     let files = collect(paths)?;
     if fixing != Fixing::No {
         let mut workspace = Workspace::new();
-        let mut loaded = Vec::new();
-        for path in &files {
-            let file = workspace
-                .load(path)
-                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-            loaded.push((path.clone(), file));
-        }
+        let loaded = load_all(&mut workspace, &files)?;
         let changes = fixed_files(&workspace, &loaded);
         if fixing == Fixing::Diff {
             let mut out = String::new();
@@ -599,13 +609,7 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
         ));
     }
     let mut workspace = Workspace::new();
-    let mut loaded = Vec::new();
-    for path in &files {
-        let file = workspace
-            .load(path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        loaded.push((path.clone(), file));
-    }
+    let loaded = load_all(&mut workspace, &files)?;
     let mut reports = Vec::new();
     // Each model a deployment runs, with the files that use it and the formats.
     let mut models: BTreeMap<String, Vec<(deployfit_compiler::db::SourceFile, PathBuf)>> =

@@ -237,16 +237,7 @@ fn contents(out: &mut String, deployments: &[(&FileReport, &DeploymentReport)]) 
     out.push_str("<nav class=\"card\">\n<table>\n<thead><tr><th>deployment</th><th>file</th><th>verdict</th><th class=\"n\">per GPU</th><th class=\"n\">decode</th><th class=\"n\">cost</th><th class=\"n\">problems</th></tr></thead>\n<tbody>\n");
     for (i, (_, d)) in deployments.iter().enumerate() {
         let e = d.explanation.as_ref();
-        let (verdict, class) = match e {
-            Some(e) => (
-                e.breakdown
-                    .verdict
-                    .map(Verdict::describe)
-                    .unwrap_or("memory unknown"),
-                verdict_class(e.breakdown.verdict),
-            ),
-            None => ("not evaluated", "bad"),
-        };
+        let (verdict, class) = verdict_of(e);
         let per_gpu = e
             .map(|e| bytes(e.breakdown.per_gpu_bytes as f64))
             .unwrap_or_default();
@@ -290,10 +281,9 @@ fn contents(out: &mut String, deployments: &[(&FileReport, &DeploymentReport)]) 
     out.push_str("</tbody>\n</table>\n</nav>\n");
 }
 
-/// One deployment's card.
-fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) {
-    let e = d.explanation.as_ref();
-    let (verdict, class) = match e {
+/// The verdict's words and CSS class; "not evaluated" without an explanation.
+fn verdict_of(e: Option<&Explanation>) -> (&'static str, &'static str) {
+    match e {
         Some(e) => (
             e.breakdown
                 .verdict
@@ -302,7 +292,13 @@ fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) 
             verdict_class(e.breakdown.verdict),
         ),
         None => ("not evaluated", "bad"),
-    };
+    }
+}
+
+/// One deployment's card.
+fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) {
+    let e = d.explanation.as_ref();
+    let (verdict, class) = verdict_of(e);
     let _ = writeln!(
         out,
         "<section class=\"card deployment\" id=\"d{index}\">\n<h2>{} <span class=\"badge {class}\">{}</span> <span class=\"muted mono\">{}:{}</span></h2>",
