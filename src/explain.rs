@@ -189,12 +189,16 @@ pub fn table(e: &Explanation) -> String {
         ));
     }
     if let (Some(tpot), Some(low), Some(high)) = (p.tpot_s, p.tpot_s_low, p.tpot_s_high) {
+        let p50 = p
+            .tpot_p50_s
+            .map(|p50| format!(", median {}", seconds(p50)))
+            .unwrap_or_default();
         let p99 = p
             .tpot_p99_s
             .map(|p99| format!(", p99 {}", seconds(p99)))
             .unwrap_or_default();
         out.push_str(&format!(
-            "  per token    {:>12}   after the first ({}–{}){p99}\n",
+            "  per token    {:>12}   after the first ({}–{}){p50}{p99}\n",
             seconds(tpot),
             seconds(low),
             seconds(high)
@@ -210,14 +214,25 @@ pub fn table(e: &Explanation) -> String {
             (Some(lo), Some(hi)) => format!(" ({}–{})", seconds(lo), seconds(hi)),
             _ => String::new(),
         };
+        let p50 = p
+            .ttft_p50_s
+            .map(|p50| format!(", median {}", seconds(p50)))
+            .unwrap_or_default();
         let p99 = p
             .ttft_p99_s
             .map(|p99| format!(", p99 {}", seconds(p99)))
             .unwrap_or_default();
+        let p99 = format!("{p50}{p99}");
         out.push_str(&format!(
             "  prefill      {prefill:>8.0} tok/s  ({low:.0}–{high:.0}), time to first token {}{range}{p99}\n",
             seconds(ttft)
         ));
+        if let Some(queue) = p.queue_s.filter(|q| *q > 0.0) {
+            out.push_str(&format!(
+                "  queue        {:>12}   mean wait before a prompt starts (simulated)\n",
+                seconds(queue)
+            ));
+        }
     }
     if let Some(hourly) = p.cost_per_hour {
         let per_mtok = p

@@ -186,6 +186,9 @@ setter!(
         ttft_low,
         ttft_high,
         ttft_p99,
-        tpot_p99
+        tpot_p99,
+        ttft_p50,
+        tpot_p50,
+        queue
     ]
 );

@@ -232,6 +232,8 @@ struct Case {
     requested: f64,
     bounded: bool,
     offline: bool,
+    /// Lengths are a dataset's means, not every request's.
+    varied: bool,
     seqs: u64,
 }
 
@@ -289,9 +291,6 @@ fn case(row: &Row) -> Result<Case, &'static str> {
         Err(_) => (requests(row).ok_or("number of requests not stated")?, false),
     };
     let metric = row["metric"].clone();
-    if metric == "ttft_ms" && !bounded {
-        return Err("TTFT of a burst queued in the server (not modelled)");
-    }
     Ok(Case {
         id: row["id"].clone(),
         engine,
@@ -308,15 +307,27 @@ fn case(row: &Row) -> Result<Case, &'static str> {
         requested,
         bounded,
         offline: concurrency.contains("offline") || notes.contains("trtllm-bench"),
+        varied: row["input_len"].trim().parse::<u64>().is_err(),
         seqs: 1,
     })
 }
 
-fn deployment(name: &str, c: &Case, seqs: u64) -> String {
+fn deployment(name: &str, c: &Case, seqs: u64, engine_prefix: Option<&str>) -> String {
     let context = (c.prompt + c.output).ceil().max(1.0) as u64;
+    // Requests sent at once, beyond what the server runs together, queue in it.
+    let mut burst = if c.bounded {
+        String::new()
+    } else {
+        format!("        burst  = {}\n", c.requested)
+    };
+    // Lengths that are a dataset's means (ShareGPT) vary request to request.
+    if c.varied {
+        burst.push_str("        lengths = varied\n");
+    }
+    let engine = format!("{}{}", engine_prefix.unwrap_or(""), c.engine);
     format!(
-        "deployment {name} {{\n    model    = {}\n    quant    = {}\n    kv_cache = {}\n    engine   = {}\n    gpu      = {}\n    count    = {}\n    seqs     = {seqs}\n    context  = {context}\n    workload {{\n        prompt = {}\n        output = {}\n    }}\n}}\n",
-        c.model, c.quant, c.kv, c.engine, c.gpu, c.count, c.prompt, c.output
+        "deployment {name} {{\n    model    = {}\n    quant    = {}\n    kv_cache = {}\n    engine   = {}\n    gpu      = {}\n    count    = {}\n    seqs     = {seqs}\n    context  = {context}\n    workload {{\n        prompt = {}\n        output = {}\n{burst}    }}\n}}\n",
+        c.model, c.quant, c.kv, engine, c.gpu, c.count, c.prompt, c.output
     )
 }
 
@@ -384,6 +395,14 @@ fn predicted(c: &Case, e: &Explanation) -> (f64, f64, f64) {
                 per_user(get(p.ttft_s_low, "ttft low"), get(p.tpot_s_low, "tpot low")),
             )
         }
+        "tpot_ms" | "itl_ms" if c.stat == "median" => {
+            let v = get(p.tpot_p50_s, "tpot p50") * 1e3;
+            (
+                v,
+                v * get(p.tpot_s_low, "tpot low") / get(p.tpot_s, "tpot"),
+                v * get(p.tpot_s_high, "tpot high") / get(p.tpot_s, "tpot"),
+            )
+        }
         "tpot_ms" | "itl_ms" if p99 => {
             let v = get(p.tpot_p99_s, "tpot p99") * 1e3;
             (v, v, v)
@@ -417,8 +436,18 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-#[test]
-fn serving_measurements() {
+/// The measurements the model is compared with: the mapped rows, the p99 rows (compared,
+/// not fitted), the skipped rows by reason, and a workspace with the catalog loaded. Each
+/// case's `seqs` is set: the client's cap, else the engine's default batch cap and the
+/// sequences the KV cache holds.
+struct Prepared {
+    cases: Vec<Case>,
+    p99_cases: Vec<Case>,
+    skipped: BTreeMap<&'static str, Vec<String>>,
+    ws: Workspace,
+}
+
+fn prepare() -> Prepared {
     let rows = load_rows();
     assert_eq!(rows.len(), 133, "serving.csv has 133 rows");
     let mut cases = Vec::new();
@@ -464,7 +493,7 @@ fn serving_measurements() {
         .filter(|c| !c.bounded)
         .map(|c| {
             let name = format!("cap_{}", c.id);
-            let text = deployment(&name, c, 1);
+            let text = deployment(&name, c, 1, None);
             (name, text)
         })
         .collect();
@@ -481,19 +510,84 @@ fn serving_measurements() {
             c.requested.min(engine_cap(c, gpu_memory[c.gpu])).min(fit) as u64
         };
     }
+    Prepared {
+        cases,
+        p99_cases,
+        skipped,
+        ws,
+    }
+}
 
-    let deployments: Vec<(String, String)> = cases
+/// Speed constants the fit varies, written into `extends` copies of the engines.
+#[derive(Clone, Debug)]
+struct Constants {
+    bandwidth: f64,
+    /// Compute efficiency per engine.
+    compute: BTreeMap<&'static str, f64>,
+    step: f64,
+    sequence: f64,
+    moe: f64,
+}
+
+impl Constants {
+    fn engines(&self) -> String {
+        self.compute
+            .iter()
+            .map(|(engine, compute)| {
+                format!(
+                    "engine fit_{engine} extends {engine} {{\n    bandwidth_efficiency = {:.4}%\n    compute_efficiency = {:.4}%\n    step_overhead = {:.6} ms\n    sequence_overhead = {:.8} ms\n    moe_efficiency = {:.4}%\n}}\n",
+                    self.bandwidth * 100.0,
+                    compute * 100.0,
+                    self.step * 1e3,
+                    self.sequence * 1e3,
+                    self.moe * 100.0
+                )
+            })
+            .collect()
+    }
+}
+
+/// (predicted, low, high) of every case, evaluated with the catalog's constants or with
+/// `constants`.
+fn evaluate(
+    ws: &mut Workspace,
+    cases: &[Case],
+    constants: Option<&Constants>,
+) -> Vec<(f64, f64, f64)> {
+    let mut deployments: Vec<(String, String)> = cases
         .iter()
-        .chain(&p99_cases)
         .enumerate()
         .map(|(i, c)| {
             let name = format!("row_{i}_{}", c.id);
-            let text = deployment(&name, c, c.seqs);
+            let text = deployment(&name, c, c.seqs, constants.map(|_| "fit_"));
             (name, text)
         })
         .collect();
-    let explained = explain_all(&mut ws, "serving.deploy", &deployments);
+    if let Some(k) = constants {
+        deployments.push(("".into(), k.engines()));
+    }
+    let explained = explain_all(ws, "serving.deploy", &deployments);
+    cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let e = &explained[&format!("row_{i}_{}", c.id)];
+            assert_eq!(e.setup.seqs, c.seqs);
+            predicted(c, e)
+        })
+        .collect()
+}
 
+#[test]
+fn serving_measurements() {
+    let Prepared {
+        cases,
+        p99_cases,
+        skipped,
+        mut ws,
+    } = prepare();
+    let results = evaluate(&mut ws, &cases, None);
+    let p99_results = evaluate(&mut ws, &p99_cases, None);
     let mut table = String::new();
     writeln!(
         table,
@@ -504,10 +598,7 @@ fn serving_measurements() {
     // kind → errors (%), and whether each measurement is inside the printed range.
     let mut errors: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut inside: BTreeMap<String, Vec<bool>> = BTreeMap::new();
-    for (i, c) in cases.iter().enumerate() {
-        let e = &explained[&format!("row_{i}_{}", c.id)];
-        assert_eq!(e.setup.seqs, c.seqs);
-        let (pred, low, high) = predicted(c, e);
+    for (c, &(pred, low, high)) in cases.iter().zip(&results) {
         let error = (pred - c.value) / c.value * 100.0;
         let within = low <= c.value && c.value <= high;
         for key in [
@@ -528,10 +619,7 @@ fn serving_measurements() {
         .unwrap();
     }
     println!("{table}");
-    let offset = cases.len();
-    for (j, c) in p99_cases.iter().enumerate() {
-        let e = &explained[&format!("row_{}_{}", offset + j, c.id)];
-        let (pred, _, _) = predicted(c, e);
+    for (c, &(pred, _, _)) in p99_cases.iter().zip(&p99_results) {
         println!(
             "p99 {} {} {} {}: measured {:.1}, predicted {pred:.1} (not fitted)",
             c.id, c.engine, c.model, c.metric, c.value
@@ -555,32 +643,37 @@ fn serving_measurements() {
 
     // Every row is either evaluated or skipped with its reason.
     let skipped_count: usize = skipped.values().map(Vec::len).sum();
-    assert_eq!((cases.len(), skipped_count), (84, 49), "{skipped:?}");
+    assert_eq!((cases.len(), skipped_count), (94, 39), "{skipped:?}");
     assert_eq!(skipped["model not in the catalog"].len(), 10);
     assert_eq!(p99_cases.len(), 1, "the MI355X TPOT p99 row");
 
     // Regression bounds, just past what the shipped constants met (in-sample; the held-out
-    // figures are in docs/calibration-serving.md): throughput median 10.9 %, time per
-    // output token 15.4 %, single-request time to first token 13.3 %; inside the printed
-    // ranges 85.7 %, 90.0 %, 71.4 %, all rows 85.7 %.
+    // figures are in docs/calibration-serving.md, from `fit_serving_constants`): throughput
+    // median 10.4 %, time per output token 11.4 %, single-request time to first token
+    // 9.1 %, first token of a queued burst 33.2 %; inside the printed ranges 89.3 %, 85.0 %,
+    // 71.4 %, 45.5 %, all rows 81.9 %.
     let get = |key: &str| summary[key];
     let (n, throughput, throughput_in) = get("throughput");
     assert_eq!(n, 56);
-    assert!(throughput <= 11.5, "throughput median {throughput:.1} %");
+    assert!(throughput <= 11.0, "throughput median {throughput:.1} %");
     assert!(
-        throughput_in >= 83.0,
+        throughput_in >= 87.0,
         "throughput inside {throughput_in:.1} %"
     );
     let (n, tpot, tpot_in) = get("tpot");
     assert_eq!(n, 20);
-    assert!(tpot <= 16.5, "TPOT median {tpot:.1} %");
-    assert!(tpot_in >= 85.0, "TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 12.5, "TPOT median {tpot:.1} %");
+    assert!(tpot_in >= 83.0, "TPOT inside {tpot_in:.1} %");
     let (n, ttft, ttft_in) = get("ttft_single");
     assert_eq!(n, 7);
-    assert!(ttft <= 14.5, "single-request TTFT median {ttft:.1} %");
+    assert!(ttft <= 10.0, "single-request TTFT median {ttft:.1} %");
     assert!(ttft_in >= 70.0, "TTFT inside {ttft_in:.1} %");
+    let (n, queued, queued_in) = get("ttft_load");
+    assert_eq!(n, 11, "first tokens of bursts queued in the server");
+    assert!(queued <= 35.0, "queued TTFT median {queued:.1} %");
+    assert!(queued_in >= 40.0, "queued TTFT inside {queued_in:.1} %");
     let (_, _, all_in) = get("all");
-    assert!(all_in >= 83.0, "all rows inside {all_in:.1} %");
+    assert!(all_in >= 80.0, "all rows inside {all_in:.1} %");
 }
 
 #[test]
@@ -634,4 +727,254 @@ fn the_explain_json_has_the_serving_figures() {
             "explain JSON lacks {key}: {first}"
         );
     }
+}
+
+/// Pooled constants the fit starts from.
+fn start_constants() -> Constants {
+    Constants {
+        bandwidth: 0.77,
+        compute: ENGINES.iter().map(|&(_, e)| (e, 0.5)).collect(),
+        step: 1.3e-3,
+        sequence: 7.6e-6,
+        moe: 0.46,
+    }
+}
+
+/// Robust loss over the cases: a Cauchy penalty on log(measured / predicted), scale 0.25
+/// (scripts/fit_serving.py's): a row missed by several times weighs little more than one
+/// missed by 1.5×.
+fn loss(ws: &mut Workspace, cases: &[&Case], k: &Constants) -> f64 {
+    let owned: Vec<Case> = cases.iter().map(|c| (*c).clone()).collect();
+    evaluate(ws, &owned, Some(k))
+        .iter()
+        .zip(cases)
+        .map(|(&(pred, _, _), c)| {
+            let r = (c.value / pred).ln() / 0.25;
+            if r.is_finite() {
+                (r * r).ln_1p()
+            } else {
+                100.0
+            }
+        })
+        .sum()
+}
+
+/// Which constant a search moves.
+#[derive(Clone, Copy)]
+enum Knob {
+    Bandwidth,
+    Compute(Option<&'static str>),
+    Step,
+    Sequence,
+    Moe,
+}
+
+impl Knob {
+    fn get(self, k: &Constants) -> f64 {
+        match self {
+            Knob::Bandwidth => k.bandwidth,
+            Knob::Compute(Some(e)) => k.compute[e],
+            Knob::Compute(None) => k.compute.values().next().copied().unwrap_or(0.5),
+            Knob::Step => k.step,
+            Knob::Sequence => k.sequence,
+            Knob::Moe => k.moe,
+        }
+    }
+    fn set(self, k: &mut Constants, x: f64) {
+        match self {
+            Knob::Bandwidth => k.bandwidth = x,
+            Knob::Compute(Some(e)) => {
+                k.compute.insert(e, x);
+            }
+            Knob::Compute(None) => k.compute.values_mut().for_each(|v| *v = x),
+            Knob::Step => k.step = x,
+            Knob::Sequence => k.sequence = x,
+            Knob::Moe => k.moe = x,
+        }
+    }
+    fn bounds(self) -> (f64, f64) {
+        match self {
+            Knob::Bandwidth | Knob::Compute(_) | Knob::Moe => (0.1, 1.0),
+            Knob::Step => (1e-5, 0.02),
+            Knob::Sequence => (1e-7, 1e-3),
+        }
+    }
+}
+
+/// Coordinate search of one constant in shrinking log steps; with `prior`, a Gaussian of
+/// width 0.2 in log pulls it toward that value.
+fn search(ws: &mut Workspace, k: &mut Constants, knob: Knob, rows: &[&Case], prior: Option<f64>) {
+    if rows.is_empty() {
+        return;
+    }
+    let (lo, hi) = knob.bounds();
+    let objective = |ws: &mut Workspace, k: &Constants| {
+        loss(ws, rows, k) + prior.map_or(0.0, |p| ((knob.get(k) / p).ln() / 0.2).powi(2))
+    };
+    let mut x = knob.get(k);
+    let mut best = objective(ws, k);
+    for factor in [1.25, 1.07, 1.02] {
+        loop {
+            let mut improved = false;
+            for cand in [x * factor, x / factor] {
+                if !(lo..=hi).contains(&cand) {
+                    continue;
+                }
+                knob.set(k, cand);
+                let value = objective(ws, k);
+                if value < best - 1e-9 {
+                    best = value;
+                    x = cand;
+                    improved = true;
+                    break;
+                }
+            }
+            knob.set(k, x);
+            if !improved {
+                break;
+            }
+        }
+    }
+}
+
+/// The fit of scripts/fit_serving.py, run on the library's own model (the simulator
+/// included): pooled constants on every row (step overhead on the single-request rows, the
+/// MoE efficiency on the MoE rows), then each engine's compute efficiency on its rows with
+/// a prior toward the pooled value.
+fn fit(ws: &mut Workspace, cases: &[&Case]) -> Constants {
+    let mut k = start_constants();
+    let single: Vec<&Case> = cases.iter().copied().filter(|c| c.seqs <= 1).collect();
+    let moe: Vec<&Case> = cases
+        .iter()
+        .copied()
+        .filter(|c| MOE_MODELS.contains(&c.model))
+        .collect();
+    for _ in 0..2 {
+        search(ws, &mut k, Knob::Bandwidth, cases, None);
+        search(ws, &mut k, Knob::Compute(None), cases, None);
+        search(ws, &mut k, Knob::Sequence, cases, None);
+        search(ws, &mut k, Knob::Step, &single, None);
+        search(ws, &mut k, Knob::Moe, &moe, None);
+    }
+    let pooled = Knob::Compute(None).get(&k);
+    for &(_, engine) in ENGINES {
+        let rows: Vec<&Case> = cases
+            .iter()
+            .copied()
+            .filter(|c| c.engine == engine)
+            .collect();
+        search(ws, &mut k, Knob::Compute(Some(engine)), &rows, Some(pooled));
+    }
+    k
+}
+
+/// Catalog models with routed experts.
+const MOE_MODELS: &[&str] = &[
+    "qwen3_235b_a22b",
+    "qwen3_30b_a3b",
+    "deepseek_r1",
+    "gpt_oss_120b",
+];
+
+fn percentile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let at = ((values.len() - 1) as f64 * q).round() as usize;
+    values[at]
+}
+
+/// Fits the serving constants and reports in-sample and held-out errors (leave one GPU
+/// family out; two halves by model family) with the 10th/90th percentiles of measured /
+/// predicted that size the printed ranges. Slow (minutes): run by hand with
+/// `cargo test --test serving_accuracy fit_serving_constants -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn fit_serving_constants() {
+    let Prepared { cases, mut ws, .. } = prepare();
+    let all: Vec<&Case> = cases.iter().collect();
+    let started = std::time::Instant::now();
+    let k = fit(&mut ws, &all);
+    println!(
+        "fit on all {} rows in {:?}: {k:#?}",
+        all.len(),
+        started.elapsed()
+    );
+    let report = |label: &str, pairs: &[(&Case, f64)]| {
+        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for &(c, pred) in pairs {
+            for key in [
+                c.kind().to_string(),
+                format!("engine {}", c.engine),
+                format!("GPU family {}", family(c.gpu)),
+            ] {
+                by.entry(key).or_default().push(c.value / pred);
+            }
+        }
+        println!("\n{label}: median |error|, 10th/90th percentile of measured / predicted");
+        for (key, ratios) in &mut by {
+            let mut errors: Vec<f64> = ratios
+                .iter()
+                .map(|r| (1.0 / r - 1.0).abs() * 100.0)
+                .collect();
+            let n = ratios.len();
+            println!(
+                "  {key:<24} n={n:3}  median {:5.1} %  p10 {:.2}  p90 {:.2}",
+                median(&mut errors),
+                percentile(ratios, 0.1),
+                percentile(ratios, 0.9)
+            );
+        }
+    };
+    let in_sample: Vec<(&Case, f64)> = evaluate(&mut ws, &cases, Some(&k))
+        .into_iter()
+        .zip(&cases)
+        .map(|((pred, _, _), c)| (c, pred))
+        .collect();
+    report("in-sample", &in_sample);
+    // Leave one GPU family out.
+    let mut held: Vec<(&Case, f64)> = Vec::new();
+    for fam in ["ampere", "ada", "hopper", "blackwell", "cdna"] {
+        let train: Vec<&Case> = all
+            .iter()
+            .copied()
+            .filter(|c| family(c.gpu) != fam)
+            .collect();
+        let test: Vec<Case> = cases
+            .iter()
+            .filter(|c| family(c.gpu) == fam)
+            .cloned()
+            .collect();
+        let kf = fit(&mut ws, &train);
+        println!("without {fam}: {kf:?}");
+        let preds = evaluate(&mut ws, &test, Some(&kf));
+        for (c, (pred, _, _)) in test.iter().zip(preds) {
+            let original = cases
+                .iter()
+                .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
+                .unwrap();
+            held.push((original, pred));
+        }
+    }
+    report("held out by GPU family", &held);
+    // Two halves by model family.
+    let llama = |c: &Case| c.model.starts_with("llama");
+    let mut halves: Vec<(&Case, f64)> = Vec::new();
+    for side in [true, false] {
+        let train: Vec<&Case> = all.iter().copied().filter(|c| llama(c) != side).collect();
+        let test: Vec<Case> = cases.iter().filter(|c| llama(c) == side).cloned().collect();
+        let kf = fit(&mut ws, &train);
+        println!(
+            "trained on {} rows: {kf:?}",
+            if side { "non-Llama" } else { "Llama" }
+        );
+        let preds = evaluate(&mut ws, &test, Some(&kf));
+        for (c, (pred, _, _)) in test.iter().zip(preds) {
+            let original = cases
+                .iter()
+                .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
+                .unwrap();
+            halves.push((original, pred));
+        }
+    }
+    report("held out by model family (Llama / other)", &halves);
+    println!("total {:?}", started.elapsed());
 }

@@ -147,6 +147,12 @@ pub(crate) fn run_with_offers<'db>(
             .get("prompt")
             .and_then(Value::quantity)
             .map(|q| q.value()),
+        burst: resolved
+            .workload
+            .get("burst")
+            .and_then(Value::quantity)
+            .map(|q| q.value()),
+        varied: matches!(resolved.workload.get("lengths"), Some(Value::Symbol(s)) if s == "varied"),
     };
     let estimate = estimate::estimate(&inputs);
     let mut figures = estimate.figures;

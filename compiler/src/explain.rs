@@ -56,6 +56,11 @@ pub struct Performance {
     /// 99th percentiles over a wave of `seqs` requests (serving engines; else null).
     pub ttft_p99_s: Option<f64>,
     pub tpot_p99_s: Option<f64>,
+    /// Medians over the simulated requests, and the mean wait before a request's prompt
+    /// starts (serving engines with a workload; else null).
+    pub ttft_p50_s: Option<f64>,
+    pub tpot_p50_s: Option<f64>,
+    pub queue_s: Option<f64>,
     pub cost_per_hour: Option<f64>,
     pub cost_per_mtok: Option<f64>,
     /// Why there is no `cost_per_hour` (no offer rents the GPU, no `msrp` to amortise).
@@ -85,6 +90,9 @@ fn performance(figures: &Figures) -> Performance {
         tpot_s_high: number(&figures.tpot_high),
         ttft_p99_s: number(&figures.ttft_p99),
         tpot_p99_s: number(&figures.tpot_p99),
+        ttft_p50_s: number(&figures.ttft_p50),
+        tpot_p50_s: number(&figures.tpot_p50),
+        queue_s: number(&figures.queue),
         cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
         cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
         cost_missing: match &figures.cost_per_hour {
@@ -147,7 +155,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 .is_some_and(|engine| engine.symbol("kernels") == Some("serving"))
                 && breakdown.offload.is_none();
             assumptions.push(if serving {
-                "speeds come from a roofline per engine step under continuous batching: `seqs` requests in flight run in waves, each wave's prompts prefilled (chunked, alongside decodes) and its sequences decoded together; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
+                "speeds come from a simulation of the engine's continuous batching (at most `seqs` requests running; prompts chunked to the engine's token budget, mixed with decodes or prefilled first as the engine schedules; the workload's Poisson `rate` or `burst`, else `seqs` clients each keeping one request open) with a roofline per engine step; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
                     .into()
             } else {
                 "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"

@@ -35,6 +35,10 @@ pub struct Inputs<'a, 'db> {
     /// The workload's output tokens per request and request rate, when it has them.
     pub output: Option<f64>,
     pub rate: Option<f64>,
+    /// Requests the workload sends at once (`burst`).
+    pub burst: Option<f64>,
+    /// `lengths = varied`.
+    pub varied: bool,
     /// Weights from `params × bpw` even when the model lists artifact sizes (the seed
     /// pages' matrices compute them this way).
     pub theoretical_weights: bool,
@@ -202,6 +206,8 @@ impl<'a, 'db> Inputs<'a, 'db> {
             prompt: None,
             output: None,
             rate: None,
+            burst: None,
+            varied: false,
             theoretical_weights: false,
             offload: false,
             host: None,
@@ -992,6 +998,9 @@ fn speed_and_cost(
             &mut figures.ttft_high,
             &mut figures.ttft_p99,
             &mut figures.tpot_p99,
+            &mut figures.ttft_p50,
+            &mut figures.tpot_p50,
+            &mut figures.queue,
             &mut figures.cost_per_mtok,
             &mut figures.replicas_needed,
             &mut figures.load,
@@ -1112,6 +1121,15 @@ fn speed_and_cost(
         )
     };
     figures.tpot_p99 = speed.tpot_p99_s.ok_or_else(single_stream);
+    let unsimulated = || {
+        missing(
+            "medians and queueing come from the serving simulator: a serving engine (`kernels = serving`) with a `workload { output = ... }`"
+                .to_string(),
+        )
+    };
+    figures.ttft_p50 = speed.ttft_p50_s.ok_or_else(unsimulated);
+    figures.tpot_p50 = speed.tpot_p50_s.ok_or_else(unsimulated);
+    figures.queue = speed.queue_s.ok_or_else(unsimulated);
     figures.bound = Ok(speed.bound.describe().to_string());
     let no_peak = || {
         if on_cpu {
@@ -1275,6 +1293,9 @@ fn serving_inputs(
             && engine
                 .symbol("cuda_graphs")
                 .map_or(pooled.cuda_graphs, |graphs| graphs == "yes"),
+        moe_efficiency: engine
+            .number("moe_efficiency")
+            .unwrap_or(pooled.moe_efficiency),
     };
     let model = inputs.model;
     let params = model.number("params").unwrap_or(0.0);
@@ -1334,6 +1355,59 @@ fn serving_inputs(
         kv_local: kv_per_layer * local,
         kv_window: window,
         decode_context,
+        batch_tokens: batch_tokens(inputs),
+        scheduling: match engine.symbol("scheduling") {
+            Some("prefill_first") => speed::Scheduling::PrefillFirst,
+            _ => speed::Scheduling::Mixed,
+        },
+        arrivals: match (inputs.burst, inputs.rate) {
+            (Some(requests), _) => Some(speed::Arrivals::Burst {
+                requests: requests.clamp(1.0, u64::MAX as f64) as u64,
+            }),
+            (None, Some(rate)) => Some(speed::Arrivals::Poisson {
+                rate: rate / inputs.replicas.max(1) as f64,
+            }),
+            (None, None) => None,
+        },
+        varied: inputs.varied,
+    }
+}
+
+/// The engine's token budget per step (`max_num_batched_tokens`): `batch_tokens`, or
+/// `batch_tokens_large` on a GPU with at least `large_memory` whose architecture is not in
+/// `large_except` (vLLM's defaults, stdlib/engines.deploy).
+fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
+    let engine = inputs.engine;
+    let small = engine
+        .number("batch_tokens")
+        .unwrap_or(speed::DEFAULT_BATCH_TOKENS);
+    let (Some(large), Some(threshold)) = (
+        engine.number("batch_tokens_large"),
+        engine.number("large_memory"),
+    ) else {
+        return small;
+    };
+    let arch_name = match inputs.gpu.fields.get("arch") {
+        Some(Value::Ref(_, name)) => Some(name.as_str()),
+        _ => None,
+    };
+    let excepted = match (engine.fields.get("large_except"), arch_name) {
+        (Some(Value::List(archs)), Some(arch_name)) => archs.iter().any(|a| match a {
+            Value::Ref(_, name) => {
+                name == arch_name
+                    || inputs
+                        .arch
+                        .is_some_and(|arch| arch.ancestor_names.iter().any(|n| n == name))
+            }
+            _ => false,
+        }),
+        _ => false,
+    };
+    let memory = inputs.gpu.number("memory").unwrap_or(0.0);
+    if memory >= threshold && !excepted {
+        large
+    } else {
+        small
     }
 }
 

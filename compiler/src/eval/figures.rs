@@ -219,6 +219,9 @@ figures! {
     ttft_high: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context"], "high end of the time-to-first-token range";
     ttft_p99: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context", "seqs"], "99th-percentile time to first token over a wave of `seqs` requests (serving engines)";
     tpot_p99: f64, FieldTy::Q(Dim::SECONDS), SPEED, "99th-percentile time per output token over a wave of `seqs` requests (serving engines)";
+    ttft_p50: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context", "seqs"], "median time to first token over the simulated requests (serving engines with a workload)";
+    tpot_p50: f64, FieldTy::Q(Dim::SECONDS), SPEED, "median time per output token over the simulated requests (serving engines with a workload)";
+    queue: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context", "seqs"], "mean time a request waits before the server starts its prompt (serving engines with a workload)";
 }
 
 impl Figures {

@@ -6,6 +6,7 @@ pub mod entry;
 pub mod estimate;
 pub mod figures;
 pub mod schema;
+pub mod sim;
 pub mod speed;
 pub mod support;
 pub mod value;

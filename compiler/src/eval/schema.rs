@@ -385,6 +385,10 @@ pub const PRICINGS: &[&str] = &["cloud", "owned"];
 /// `spot = true` or `false`.
 pub const BOOLEANS: &[&str] = &["true", "false"];
 pub const KERNELS: &[&str] = &["serving", "llamacpp"];
+/// Whether a workload's requests all have its lengths or vary around them.
+pub const LENGTHS: &[&str] = &["fixed", "varied"];
+/// How a serving engine mixes prompt chunks with decodes (engines' `scheduling`).
+pub const SCHEDULINGS: &[&str] = &["mixed", "prefill_first"];
 pub const SPLITS: &[&str] = &["tensor", "layers"];
 
 /// Tensor rates are dense multiply-add throughput per clock per SM (NVIDIA), CU (AMD) or
@@ -763,6 +767,40 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Symbol(YES_NO),
         "serving kernels: `yes` replays captured CUDA graphs for decode steps; `no` launches every kernel of every layer each step (default `yes`)",
     ),
+    f(
+        "moe_efficiency",
+        FieldTy::Ratio,
+        "serving kernels: share of the bandwidth and compute efficiencies its mixture-of-experts kernels reach (default: the pooled fit)",
+    )
+    .valid(Valid::Share),
+    f(
+        "batch_tokens",
+        FieldTy::Number,
+        "serving kernels: tokens one engine step processes at most, decodes and prompt chunks together (`max_num_batched_tokens`; default 8192)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "batch_tokens_large",
+        FieldTy::Number,
+        "serving kernels: the token budget on GPUs with at least `large_memory` (vLLM's larger default)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "large_memory",
+        FieldTy::Q(Dim::BYTES),
+        "serving kernels: GPU memory from which `batch_tokens_large` applies",
+    )
+    .valid(Valid::Positive),
+    f(
+        "large_except",
+        FieldTy::RefList(DeclKind::Arch),
+        "serving kernels: architectures that keep `batch_tokens` whatever their memory",
+    ),
+    f(
+        "scheduling",
+        FieldTy::Symbol(SCHEDULINGS),
+        "serving kernels: `mixed` steps decode and prefill prompt chunks together (chunked prefill); `prefill_first` runs a prompt-only step whenever a prompt waits (default `mixed`)",
+    ),
 ];
 
 /// A machine's system memory and bus: where offloaded layers (`offload = auto`) and
@@ -944,6 +982,17 @@ pub const WORKLOAD: &[FieldSpec] = &[
         "output tokens per request",
     )
     .valid(Valid::Positive),
+    f(
+        "burst",
+        FieldTy::Number,
+        "requests sent at once (a benchmark's `--request-rate inf`): throughput and latencies include their queueing behind `seqs`",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "lengths",
+        FieldTy::Symbol(LENGTHS),
+        "`fixed`: every request has `prompt` and `output` tokens (default); `varied`: exponentially distributed around them, as in chat traces",
+    ),
 ];
 
 pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {

@@ -11,6 +11,9 @@
 
 use serde::Serialize;
 
+use super::sim::Shape;
+pub use super::sim::{Arrivals, Scheduling};
+
 /// Hardware families with their own fitted decode efficiency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -221,6 +224,11 @@ pub struct Speed {
     /// The 99th percentile over the requests of a wave (serving engines only).
     pub ttft_p99_s: Option<f64>,
     pub tpot_p99_s: Option<f64>,
+    /// Medians over the simulated requests and their mean wait before their prompt starts
+    /// (serving engines whose workload has an output length).
+    pub ttft_p50_s: Option<f64>,
+    pub tpot_p50_s: Option<f64>,
+    pub queue_s: Option<f64>,
     pub bound: Bound,
     /// Bytes one GPU reads per decode step.
     pub step_bytes: f64,
@@ -323,6 +331,9 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
         tpot_s_high: step / range.0,
         ttft_p99_s: None,
         tpot_p99_s: None,
+        ttft_p50_s: None,
+        tpot_p50_s: None,
+        queue_s: None,
         bound,
         step_bytes,
     }
@@ -343,6 +354,9 @@ pub struct Engine {
     /// Whether its decode steps replay CUDA graphs; without them (eager mode) every
     /// kernel of every layer is launched each step.
     pub cuda_graphs: bool,
+    /// Share of the bandwidth and compute efficiencies its mixture-of-experts kernels
+    /// reach ([`MOE_EFFICIENCY`] unless the engine says).
+    pub moe_efficiency: f64,
 }
 
 impl Engine {
@@ -350,18 +364,22 @@ impl Engine {
     /// measurements, scripts/fit_serving.py): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.77,
-        compute_efficiency: 0.56,
-        step_overhead: 1.34e-3,
-        sequence_overhead: 7.6e-6,
+        bandwidth_efficiency: 0.79,
+        compute_efficiency: 0.62,
+        step_overhead: 1.66e-3,
+        sequence_overhead: 7.8e-6,
         cuda_graphs: true,
+        moe_efficiency: MOE_EFFICIENCY,
     };
 }
 
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
 /// expert, with routing and token permutes) reach this share of the engine's bandwidth
 /// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
-pub const MOE_EFFICIENCY: f64 = 0.46;
+pub const MOE_EFFICIENCY: f64 = 0.44;
+/// Tokens an engine step processes at most when the engine does not say
+/// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
+pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
 /// Latency of one tensor-parallel all-reduce in a serving engine, seconds (two per layer
 /// per step): fitted on the 26 tensor-parallel serving rows.
 pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
@@ -370,7 +388,7 @@ pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
 /// beside output throughput, time per output token (and decode speed) and time to first
 /// token (and prefill speed) of a serving engine.
 pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.33);
-pub const TPOT_RANGE: (f64, f64) = (0.44, 1.50);
+pub const TPOT_RANGE: (f64, f64) = (0.44, 1.30);
 pub const TTFT_RANGE: (f64, f64) = (0.88, 1.25);
 
 /// What the serving model reads beyond [`SpeedInputs`].
@@ -399,6 +417,106 @@ pub struct Serving {
     pub kv_window: f64,
     /// Average context a decode step attends to.
     pub decode_context: f64,
+    /// The engine's token budget per step (`max_num_batched_tokens`) and how it mixes
+    /// prompt chunks with decodes.
+    pub batch_tokens: f64,
+    pub scheduling: super::sim::Scheduling,
+    /// How requests arrive at one replica, when the workload says more than the
+    /// deployment's `seqs` clients: a Poisson rate or a burst.
+    pub arrivals: Option<super::sim::Arrivals>,
+    /// Whether request lengths vary around the workload's means (`lengths = varied`).
+    pub varied: bool,
+}
+
+/// The simulator's two runs of a serving deployment: its capacity (the deployment's
+/// `seqs` clients, or the workload's burst) and the latencies its workload sees (Poisson
+/// arrivals at the workload's rate per replica, else the capacity run).
+#[derive(Clone, Copy)]
+struct Simulated {
+    capacity: super::sim::Outcome,
+    latency: super::sim::Outcome,
+}
+
+fn simulate_serving(
+    inputs: &SpeedInputs,
+    serving: &Serving,
+    output: f64,
+    step: &dyn Fn(Shape) -> f64,
+) -> Option<Simulated> {
+    use super::sim::{Arrivals, Config, simulate};
+    let whole = |x: f64| {
+        if x.is_finite() {
+            x.round().clamp(1.0, u64::MAX as f64) as u64
+        } else {
+            1
+        }
+    };
+    let seqs = whole(inputs.seqs);
+    let config = |arrivals| Config {
+        max_running: seqs,
+        batch_tokens: whole(serving.batch_tokens),
+        prompt: whole(inputs.prompt),
+        output: whole(output),
+        varied: serving.varied,
+        arrivals,
+        scheduling: serving.scheduling,
+    };
+    let capacity_arrivals = match serving.arrivals {
+        Some(burst @ Arrivals::Burst { .. }) => burst,
+        _ => Arrivals::Closed { clients: seqs },
+    };
+    let capacity = simulate(&config(capacity_arrivals), step);
+    if capacity.completed == 0 {
+        return None;
+    }
+    let latency = match serving.arrivals {
+        Some(poisson @ Arrivals::Poisson { .. }) => {
+            let run = simulate(&config(poisson), step);
+            if run.completed == 0 {
+                return None;
+            }
+            run
+        }
+        _ => capacity,
+    };
+    Some(Simulated { capacity, latency })
+}
+
+/// A time to first token as (the prompt's prefill alone, the wait beyond it).
+fn split_wait(ttft: f64, alone: f64) -> (f64, f64) {
+    let alone = alone.min(ttft).max(0.0);
+    (alone, ttft - alone)
+}
+
+/// The closed-form wave model (`seqs` requests prefilled together, then decoding together),
+/// used where the simulator cannot run: no output length, or no compute peak.
+/// Returns (throughput, mean TTFT, TPOT, p99 TTFT, p99 TPOT).
+fn waves(
+    step: &dyn Fn(f64, f64, f64, f64) -> Step,
+    serving: &Serving,
+    seqs: f64,
+    prompt: f64,
+    decode_time: f64,
+    computable: bool,
+) -> (f64, Option<f64>, f64, Option<f64>, f64) {
+    let wave_prefill = step(0.0, seqs * prompt, 0.0, prompt / 2.0).time;
+    let later = serving.output.map(|output| (output - 1.0).max(0.0));
+    let (throughput, tpot, tpot_p99) = match (serving.output, later) {
+        (Some(output), Some(later)) if later > 0.0 => {
+            let wave = wave_prefill + later * decode_time;
+            (
+                seqs * output / wave,
+                decode_time + wave_prefill * (seqs - 1.0) / (2.0 * seqs) / later,
+                decode_time + wave_prefill * (seqs - 1.0) / seqs / later,
+            )
+        }
+        // One output token: it comes out of the prefill.
+        (Some(output), _) => (seqs * output / wave_prefill, decode_time, decode_time),
+        _ => (seqs / decode_time, decode_time, decode_time),
+    };
+    let ttft = computable.then(|| wave_prefill * (seqs + 1.0) / (2.0 * seqs));
+    let ttft_p99 = computable.then(|| wave_prefill * (0.99 * seqs).ceil() / seqs);
+    (throughput, ttft, tpot, ttft_p99, tpot_p99)
 }
 
 /// One serving engine step: its time and which resource bounds it.
@@ -419,15 +537,12 @@ struct Step {
 /// max(KV, attention) + all-reduces + step overhead (+ per-layer launches without CUDA
 /// graphs) + per-sequence cost × `d`.
 ///
-/// `seqs` requests in flight, as a client that keeps that many open sends them, of equal
-/// lengths, run in waves: the wave's prompts are prefilled (chunked, alongside the decodes
-/// of the requests already past theirs), then the sequences decode `output − 1` more tokens
-/// together. Output throughput = `seqs × output / (prefill of seqs × prompt + (output − 1)
-/// × decode step)`; a request's time to first token is on average half the wave's prefill
-/// ((seqs + 1) / (2 seqs) of it), and its time per output token the decode step plus its
-/// share of the prefill it decodes through ((seqs − 1) / (2 seqs) of it, over output − 1
-/// tokens). Without an output length, throughput and time per token are the decode
-/// step's alone.
+/// The requests themselves run through the discrete-event simulator of [`super::sim`]:
+/// at most `seqs` running, prompt chunks within the engine's token budget, arrivals as the
+/// workload says (`seqs` clients each keeping one request open; a `burst`; Poisson arrivals
+/// at its `rate` per replica). Output throughput is the capacity run's (the clients or the
+/// burst); times to first token and per output token are the workload's distributions.
+/// Without an output length, or without a compute peak, the closed-form [`waves`] stand in.
 pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
     let engine = serving.engine;
     let count = inputs.count.max(1.0);
@@ -465,11 +580,11 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         let kv = decode
             * (serving.kv_global * decode_context
                 + serving.kv_local * decode_context.min(serving.kv_window));
-        let weights_time = (dense + experts / MOE_EFFICIENCY) / eta;
+        let weights_time = (dense + experts / engine.moe_efficiency) / eta;
         let kv_time = kv / eta;
         let matmul_time = matmul_rate
             .map(|rate| {
-                2.0 * (dense_active + expert_active / MOE_EFFICIENCY) * tokens / count / rate
+                2.0 * (dense_active + expert_active / engine.moe_efficiency) * tokens / count / rate
             })
             .unwrap_or(0.0);
         let attention_time = attention_rate
@@ -495,23 +610,33 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
     // Prefill needs a compute peak: without one there is no prefill or first-token time.
     let computable = matmul_rate.is_some();
     let single_prefill = step(0.0, prompt, 0.0, prompt / 2.0).time;
-    let wave_prefill = step(0.0, seqs * prompt, 0.0, prompt / 2.0).time;
-    let later = serving.output.map(|output| (output - 1.0).max(0.0));
-    let (throughput, tpot, tpot_p99) = match (serving.output, later) {
-        (Some(output), Some(later)) if later > 0.0 => {
-            let wave = wave_prefill + later * decode.time;
-            (
-                seqs * output / wave,
-                decode.time + wave_prefill * (seqs - 1.0) / (2.0 * seqs) / later,
-                decode.time + wave_prefill * (seqs - 1.0) / seqs / later,
-            )
+    let simulated = match serving.output {
+        Some(output) if computable && output >= 1.0 => {
+            let shape_time = |shape: Shape| {
+                step(
+                    shape.decode,
+                    shape.prefill,
+                    shape.decode_context,
+                    shape.prefill_context,
+                )
+                .time
+            };
+            simulate_serving(inputs, serving, output, &shape_time)
         }
-        // One output token: it comes out of the prefill.
-        (Some(output), _) => (seqs * output / wave_prefill, decode.time, decode.time),
-        _ => (seqs / decode.time, decode.time, decode.time),
+        _ => None,
     };
-    let ttft = computable.then(|| wave_prefill * (seqs + 1.0) / (2.0 * seqs));
-    let ttft_p99 = computable.then(|| wave_prefill * (0.99 * seqs).ceil() / seqs);
+    let (throughput, ttft, tpot, ttft_p99, tpot_p99) = match simulated {
+        Some(s) => (
+            s.capacity.throughput,
+            Some(s.latency.ttft_mean),
+            s.latency.tpot_mean,
+            Some(s.latency.ttft_p99),
+            s.latency.tpot_p99,
+        ),
+        None => waves(&step, serving, seqs, prompt, decode.time, computable),
+    };
+    let tpot = if tpot > 0.0 { tpot } else { decode.time };
+    let tpot_p99 = if tpot_p99 > 0.0 { tpot_p99 } else { tpot };
     let prefill = computable.then(|| prompt / single_prefill);
     let decode_tps = 1.0 / tpot;
     Speed {
@@ -525,13 +650,28 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         prefill_tps_low: prefill.map(|p| p * TTFT_RANGE.0),
         prefill_tps_high: prefill.map(|p| p * TTFT_RANGE.1),
         ttft_s: ttft,
-        ttft_s_low: ttft.map(|t| t / TTFT_RANGE.1),
-        ttft_s_high: ttft.map(|t| t / TTFT_RANGE.0),
+        // A first token's time is the prompt's own prefill, sized by the prefill range,
+        // plus what it waited behind other requests' work, sized by the throughput range.
+        ttft_s_low: ttft.map(|t| {
+            let (alone, waited) = split_wait(t, single_prefill);
+            alone / TTFT_RANGE.1 + waited / THROUGHPUT_RANGE.1
+        }),
+        ttft_s_high: ttft.map(|t| {
+            let (alone, waited) = split_wait(t, single_prefill);
+            alone / TTFT_RANGE.0 + waited / THROUGHPUT_RANGE.0
+        }),
         tpot_s: tpot,
         tpot_s_low: tpot / TPOT_RANGE.1,
         tpot_s_high: tpot / TPOT_RANGE.0,
         ttft_p99_s: ttft_p99,
         tpot_p99_s: Some(tpot_p99),
+        ttft_p50_s: simulated.as_ref().map(|s| s.latency.ttft_p50),
+        tpot_p50_s: simulated
+            .as_ref()
+            .map(|s| s.latency.tpot_p50)
+            .filter(|t| *t > 0.0)
+            .or(simulated.as_ref().map(|_| tpot)),
+        queue_s: simulated.as_ref().map(|s| s.latency.queue_mean),
         bound: if decode.compute_bound {
             Bound::Compute
         } else {

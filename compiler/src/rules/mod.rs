@@ -149,6 +149,9 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
         "tpot",
         "ttft_p99",
         "tpot_p99",
+        "ttft_p50",
+        "tpot_p50",
+        "queue",
     ]);
     let prop = |name: &str| match env.figures.get(name) {
         Some(Ok(value)) => value.display(),

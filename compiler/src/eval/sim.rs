@@ -1,0 +1,578 @@
+//! A deterministic discrete-event simulation of a continuous-batching server
+//! (docs/calibration-serving.md, "The simulator").
+//!
+//! The server runs engine steps back to back. Each step decodes one token of every running
+//! request past its prompt and spends what is left of a token budget (`max_num_batched_tokens`)
+//! on prompt chunks, first of the requests already admitted, then of waiting requests it
+//! admits while fewer than `max_running` run (chunked prefill, as in Sarathi-Serve and vLLM
+//! V1's scheduler). Engines that prioritise prefill (SGLang's default) instead run a prefill-only
+//! step whenever a prompt is waiting, and decode steps otherwise. A step's duration comes
+//! from the roofline of [`super::speed::serve`], called with the step's shape.
+//!
+//! Requests arrive as a closed loop (`clients` clients, each sending its next request when
+//! the last one ends: a benchmark's `--max-concurrency`), all at once (a burst: a benchmark's
+//! `--request-rate inf`) or as a Poisson process with a fixed seed. The simulation is exact
+//! for its model and cheap: decode progress is a global step counter (each running request
+//! remembers the counter at its first token), so a step costs O(1) plus the prompt chunks
+//! and completions it handles, and runs of identical decode steps are skipped over in one go
+//! up to the next completion or arrival.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// How requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// `clients` clients each keep one request in flight.
+    Closed { clients: u64 },
+    /// `requests` requests arrive together at time zero.
+    Burst { requests: u64 },
+    /// A Poisson process of `rate` requests per second.
+    Poisson { rate: f64 },
+}
+
+/// How an engine mixes prompt chunks with decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Decodes and prompt chunks share every step (vLLM V1, TensorRT-LLM, LMDeploy).
+    Mixed,
+    /// A step is either prompt chunks or decodes, prompts first (SGLang's default).
+    PrefillFirst,
+}
+
+/// One engine step's work, as the roofline reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Requests decoding one token each, and the mean context each attends to.
+    pub decode: f64,
+    pub decode_context: f64,
+    /// Prompt tokens processed, and the mean context their attention spans.
+    pub prefill: f64,
+    pub prefill_context: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// The most requests running at once (`seqs`, `max_num_seqs`).
+    pub max_running: u64,
+    /// Tokens one step processes at most (decodes count one each).
+    pub batch_tokens: u64,
+    /// Prompt and output tokens per request: every request's with fixed lengths, else the
+    /// means of exponential distributions (`varied`), each draw at most
+    /// [`MAX_SPREAD`] times its mean.
+    pub prompt: u64,
+    pub output: u64,
+    pub varied: bool,
+    pub arrivals: Arrivals,
+    pub scheduling: Scheduling,
+}
+
+/// Requests a Poisson run simulates.
+pub const POISSON_REQUESTS: u64 = 400;
+/// Waves of a closed loop: the first fills the server, the later ones are measured.
+pub const CLOSED_WAVES: u64 = 3;
+/// Largest burst simulated request by request; a larger one is simulated at this size.
+pub const MAX_REQUESTS: u64 = 100_000;
+/// Work bound (steps plus request events) of one simulation: past it, the simulation stops
+/// and reports what has completed.
+pub const MAX_WORK: u64 = 2_000_000;
+/// The longest varied length, in means.
+pub const MAX_SPREAD: f64 = 8.0;
+/// The seed of the Poisson arrivals: the same deployment always gives the same figures.
+const SEED: u64 = 0x5eed_cafe_f00d_d00d;
+
+/// What a simulation measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outcome {
+    /// Output tokens per second: over the measured waves of a closed loop, over the whole
+    /// run of a burst, over the run's span for Poisson arrivals.
+    pub throughput: f64,
+    pub ttft_mean: f64,
+    pub ttft_p50: f64,
+    pub ttft_p99: f64,
+    /// Time per output token after the first, per request.
+    pub tpot_mean: f64,
+    pub tpot_p50: f64,
+    pub tpot_p99: f64,
+    /// Mean time from arrival to the first step that works on a request.
+    pub queue_mean: f64,
+    pub completed: u64,
+    /// Whether the work bound stopped the run early.
+    pub truncated: bool,
+}
+
+struct Request {
+    arrival: f64,
+    prompt: u64,
+    output: u64,
+    /// Prompt tokens not yet processed.
+    prompt_left: u64,
+    first_scheduled: Option<f64>,
+    first_token: f64,
+}
+
+/// Splitmix64: a small, well-mixed deterministic generator for the arrival process.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    // Nearest rank.
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        f64::NAN
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+/// Runs the simulation. `step` gives the duration of a step of a given shape, in seconds;
+/// it must be positive.
+pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
+    let max_running = config.max_running.clamp(1, MAX_REQUESTS);
+    let prompt = config.prompt.max(1);
+    let output = config.output.max(1);
+    // Every running request decodes each step, so the budget covers them all.
+    let budget = config.batch_tokens.max(max_running).max(1);
+    let total = match config.arrivals {
+        Arrivals::Closed { clients } => clients.clamp(1, MAX_REQUESTS) * CLOSED_WAVES,
+        Arrivals::Burst { requests } => requests.clamp(1, MAX_REQUESTS),
+        Arrivals::Poisson { .. } => POISSON_REQUESTS,
+    }
+    .min(MAX_REQUESTS * CLOSED_WAVES);
+
+    let mut requests: Vec<Request> = Vec::with_capacity(total.min(1 << 20) as usize);
+    // Arrived, not yet admitted: indices into `requests`, and the times still to come.
+    let mut waiting: VecDeque<usize> = VecDeque::new();
+    let mut future: VecDeque<f64> = VecDeque::new();
+    let mut rng = Rng(SEED);
+    match config.arrivals {
+        Arrivals::Closed { clients } => {
+            future.extend((0..clients.clamp(1, MAX_REQUESTS)).map(|_| 0.0))
+        }
+        Arrivals::Burst { .. } => future.extend((0..total).map(|_| 0.0)),
+        Arrivals::Poisson { rate } => {
+            let rate = if rate.is_finite() && rate > 0.0 {
+                rate
+            } else {
+                1.0
+            };
+            let mut t = 0.0;
+            for _ in 0..total {
+                future.push_back(t);
+                t += -rng.unit().ln() / rate;
+            }
+        }
+    }
+    let closed = matches!(config.arrivals, Arrivals::Closed { .. });
+    let mut issued = future.len() as u64;
+
+    // Admitted requests still in their prompt, in admission order.
+    let mut prefilling: VecDeque<usize> = VecDeque::new();
+    // Decoding requests by the decode counter at which they finish.
+    let mut finishing: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut running: u64 = 0;
+    let mut decoding: u64 = 0;
+    // Decode steps so far; Σ over decoding requests of (prompt + 1 − counter at first
+    // token): with `decoding × counter` it gives their total context.
+    let mut counter: u64 = 0;
+    let mut context_offset: f64 = 0.0;
+    let mut now = 0.0;
+    let mut work: u64 = 0;
+    let mut ttft = Vec::new();
+    let mut tpot = Vec::new();
+    let mut queue = Vec::new();
+    // Completion times, and the output tokens produced by each.
+    let mut done: Vec<f64> = Vec::new();
+    let mut produced_at_done: Vec<f64> = Vec::new();
+    let mut produced: f64 = 0.0;
+    let mut truncated = false;
+
+    // Lengths come from their own stream, so arrivals do not shift them.
+    let mut lengths = Rng(SEED ^ 0x00ff_00ff_00ff_00ff);
+    let mut draw = |mean: u64| {
+        if config.varied {
+            let x = -lengths.unit().ln() * mean as f64;
+            (x.round().max(1.0)).min(mean as f64 * MAX_SPREAD) as u64
+        } else {
+            mean
+        }
+    };
+    loop {
+        // Arrivals up to now join the queue.
+        while future.front().is_some_and(|&t| t <= now) {
+            let arrival = future.pop_front().unwrap_or(now);
+            let (p, o) = (draw(prompt), draw(output));
+            requests.push(Request {
+                arrival,
+                prompt: p,
+                output: o,
+                prompt_left: p,
+                first_scheduled: None,
+                first_token: 0.0,
+            });
+            waiting.push_back(requests.len() - 1);
+            work += 1;
+        }
+        if running == 0 && waiting.is_empty() {
+            match future.front() {
+                Some(&t) => {
+                    now = now.max(t);
+                    continue;
+                }
+                None => break,
+            }
+        }
+        if work > MAX_WORK {
+            truncated = true;
+            break;
+        }
+        let admit = !waiting.is_empty() && running < max_running;
+        let prompts_pending = !prefilling.is_empty() || admit;
+        let decode_this_step = match config.scheduling {
+            Scheduling::Mixed => decoding > 0,
+            Scheduling::PrefillFirst => decoding > 0 && !prompts_pending,
+        };
+        let decode_context = if decoding > 0 {
+            (decoding as f64 * counter as f64 + context_offset) / decoding as f64
+        } else {
+            0.0
+        };
+
+        if !prompts_pending {
+            // Only decodes: skip ahead to the next completion, or to the next arrival when
+            // it could be admitted.
+            let Some(&Reverse((finish, _))) = finishing.peek() else {
+                // Nothing decodes and nothing waits: wait for the next arrival.
+                match future.front() {
+                    Some(&t) => {
+                        now = now.max(t);
+                        continue;
+                    }
+                    None => break,
+                }
+            };
+            let mut k = finish.saturating_sub(counter).max(1);
+            let shape = |k: u64| Shape {
+                decode: decoding as f64,
+                decode_context: decode_context + (k as f64 - 1.0) / 2.0,
+                prefill: 0.0,
+                prefill_context: 0.0,
+            };
+            if running < max_running
+                && let Some(&t) = future.front()
+            {
+                let per_step = step(shape(1)).max(1e-9);
+                let until = ((t - now) / per_step).ceil().max(1.0);
+                if until < k as f64 {
+                    k = until as u64;
+                }
+            }
+            now += k as f64 * step(shape(k)).max(1e-9);
+            counter += k;
+            produced += (decoding * k) as f64;
+            work += 1;
+        } else {
+            // One step with prompt chunks.
+            let mut left = budget - if decode_this_step { decoding } else { 0 };
+            let mut prefill_tokens = 0u64;
+            let mut prefill_context_sum = 0.0;
+            let mut completed_prompts: Vec<usize> = Vec::new();
+            let mut touched = 0usize;
+            // Running prompts first, in order, then admissions.
+            for &id in prefilling.iter() {
+                if left == 0 {
+                    break;
+                }
+                let r = &mut requests[id];
+                let chunk = r.prompt_left.min(left);
+                let start = (r.prompt - r.prompt_left) as f64;
+                prefill_context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
+                prefill_tokens += chunk;
+                left -= chunk;
+                r.prompt_left -= chunk;
+                if r.first_scheduled.is_none() {
+                    r.first_scheduled = Some(now);
+                }
+                if r.prompt_left == 0 {
+                    completed_prompts.push(id);
+                }
+                touched += 1;
+            }
+            while left > 0 && running < max_running {
+                let Some(id) = waiting.pop_front() else { break };
+                running += 1;
+                prefilling.push_back(id);
+                let r = &mut requests[id];
+                let chunk = r.prompt_left.min(left);
+                prefill_context_sum += chunk as f64 * chunk as f64 / 2.0;
+                prefill_tokens += chunk;
+                left -= chunk;
+                r.prompt_left -= chunk;
+                r.first_scheduled = Some(now);
+                if r.prompt_left == 0 {
+                    completed_prompts.push(id);
+                }
+                touched += 1;
+            }
+            work += 1 + touched as u64;
+            let shape = Shape {
+                decode: if decode_this_step {
+                    decoding as f64
+                } else {
+                    0.0
+                },
+                decode_context,
+                prefill: prefill_tokens as f64,
+                prefill_context: if prefill_tokens > 0 {
+                    prefill_context_sum / prefill_tokens as f64
+                } else {
+                    0.0
+                },
+            };
+            now += step(shape).max(1e-9);
+            if decode_this_step {
+                counter += 1;
+                produced += decoding as f64;
+            }
+            produced += completed_prompts.len() as f64;
+            // Prompts done this step give their first token at its end. Chunks go out in
+            // order, so the finished prompts lead the queue.
+            while prefilling
+                .front()
+                .is_some_and(|&id| requests[id].prompt_left == 0)
+            {
+                prefilling.pop_front();
+            }
+            for id in completed_prompts {
+                let r = &mut requests[id];
+                r.first_token = now;
+                ttft.push(now - r.arrival);
+                queue.push(r.first_scheduled.unwrap_or(now) - r.arrival);
+                if r.output == 1 {
+                    running -= 1;
+                    tpot.push(0.0);
+                    done.push(now);
+                    produced_at_done.push(produced);
+                    if closed && issued < total {
+                        future.push_back(now);
+                        issued += 1;
+                    }
+                } else {
+                    decoding += 1;
+                    context_offset += r.prompt as f64 + 1.0 - counter as f64;
+                    finishing.push(Reverse((counter + r.output - 1, id)));
+                }
+            }
+        }
+
+        // Completions at this counter.
+        while let Some(&Reverse((finish, id))) = finishing.peek() {
+            if finish > counter {
+                break;
+            }
+            finishing.pop();
+            let r = &requests[id];
+            tpot.push((now - r.first_token) / (r.output - 1) as f64);
+            done.push(now);
+            produced_at_done.push(produced);
+            running -= 1;
+            decoding -= 1;
+            context_offset -= r.prompt as f64 + 1.0 - (finish + 1 - r.output) as f64;
+            work += 1;
+            if closed && issued < total {
+                // Pushed in time order: `now` only grows.
+                future.push_back(now);
+                issued += 1;
+            }
+        }
+        if decoding == 0 {
+            context_offset = 0.0;
+        }
+    }
+
+    let completed = done.len() as u64;
+    let throughput = match config.arrivals {
+        // Steady state: the tokens produced between the end of the first wave's worth of
+        // requests and the end of the second, while every client has one in flight.
+        Arrivals::Closed { clients } => {
+            let clients = clients.clamp(1, MAX_REQUESTS) as usize;
+            match (done.get(clients - 1), done.get(2 * clients - 1)) {
+                (Some(&a), Some(&b)) if b > a => {
+                    (produced_at_done[2 * clients - 1] - produced_at_done[clients - 1]) / (b - a)
+                }
+                _ => {
+                    let last = done.iter().copied().fold(0.0, f64::max);
+                    if last > 0.0 { produced / last } else { 0.0 }
+                }
+            }
+        }
+        _ => {
+            let start = requests.first().map_or(0.0, |r| r.arrival);
+            let last = done.iter().copied().fold(0.0, f64::max);
+            if last > start {
+                produced / (last - start)
+            } else {
+                0.0
+            }
+        }
+    };
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let ttft = sorted(ttft);
+    let tpot = sorted(tpot);
+    Outcome {
+        throughput,
+        ttft_mean: mean(&ttft),
+        ttft_p50: percentile(&ttft, 0.5),
+        ttft_p99: percentile(&ttft, 0.99),
+        tpot_mean: mean(&tpot),
+        tpot_p50: percentile(&tpot, 0.5),
+        tpot_p99: percentile(&tpot, 0.99),
+        queue_mean: mean(&queue),
+        completed,
+        truncated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step of fixed cost per step, per decode and per prompt token.
+    fn linear(shape: Shape) -> f64 {
+        0.010 + 0.0001 * shape.decode + 0.00001 * shape.prefill
+    }
+
+    fn config(arrivals: Arrivals) -> Config {
+        Config {
+            max_running: 8,
+            batch_tokens: 2048,
+            prompt: 1000,
+            output: 101,
+            varied: false,
+            arrivals,
+            scheduling: Scheduling::Mixed,
+        }
+    }
+
+    #[test]
+    fn a_single_request_is_one_prefill_then_decodes() {
+        let out = simulate(&config(Arrivals::Closed { clients: 1 }), &linear);
+        // Prefill of 1000 tokens in one step: 10 ms + 10 ms.
+        assert!((out.ttft_mean - 0.020).abs() < 1e-12, "{out:?}");
+        // Then 100 decode steps of one sequence: 10.1 ms each.
+        assert!((out.tpot_mean - 0.0101).abs() < 1e-12, "{out:?}");
+        assert_eq!(out.completed, CLOSED_WAVES);
+        // One request per 0.020 + 100 × 0.0101 s.
+        let expected = 101.0 / (0.020 + 1.01);
+        assert!(
+            (out.throughput - expected).abs() / expected < 1e-9,
+            "{out:?}"
+        );
+        assert_eq!(out.queue_mean, 0.0);
+    }
+
+    #[test]
+    fn a_closed_loop_overlaps_prompts_with_decodes() {
+        // 8 clients, 8000 prompt tokens at 2048 per step: the first wave's first tokens
+        // come within four steps (2048, 2048, 2048, 1856 tokens).
+        let out = simulate(&config(Arrivals::Closed { clients: 8 }), &linear);
+        let step = |tokens: f64| 0.010 + 0.00001 * tokens;
+        let wave_prefill = 3.0 * step(2048.0) + step(1856.0);
+        assert!(out.ttft_p50 <= wave_prefill + 1e-12, "{out:?}");
+        assert!(out.ttft_mean <= out.ttft_p99, "{out:?}");
+        // Between waves that never overlap (every prompt, then 100 decode steps of 8) and
+        // the bound of token costs plus one fixed cost per 8 requests' decode step.
+        let waves = 8.0 * 101.0 / (wave_prefill + 100.0 * (0.010 + 0.0008));
+        let per_request = 1000.0 * 0.00001 + 100.0 * 0.0001 + 100.0 * 0.010 / 8.0;
+        let bound = 101.0 / per_request;
+        assert!(
+            waves * 0.98 <= out.throughput && out.throughput <= bound * 1.02,
+            "{} not in [{waves}, {bound}]",
+            out.throughput
+        );
+    }
+
+    #[test]
+    fn a_burst_queues_behind_the_running_cap() {
+        let out = simulate(&config(Arrivals::Burst { requests: 32 }), &linear);
+        assert_eq!(out.completed, 32);
+        // Four waves of 8: the last wave waits for three before it.
+        assert!(out.queue_mean > 0.5, "{out:?}");
+        assert!(out.ttft_p99 > 3.0 * out.ttft_p50.min(1.0), "{out:?}");
+        let closed = simulate(&config(Arrivals::Closed { clients: 8 }), &linear);
+        assert!(out.ttft_mean > 2.0 * closed.ttft_mean);
+        // The same per-wave work: similar throughput.
+        assert!((out.throughput - closed.throughput).abs() / closed.throughput < 0.1);
+    }
+
+    #[test]
+    fn poisson_latency_grows_with_the_rate() {
+        let light = simulate(&config(Arrivals::Poisson { rate: 0.5 }), &linear);
+        let heavy = simulate(&config(Arrivals::Poisson { rate: 6.0 }), &linear);
+        assert_eq!(light.completed, POISSON_REQUESTS);
+        assert!(light.ttft_mean < 0.05, "{light:?}");
+        assert!(heavy.ttft_p99 > light.ttft_p99, "{heavy:?} {light:?}");
+        assert!(heavy.tpot_mean > light.tpot_mean, "{heavy:?} {light:?}");
+        // Deterministic.
+        assert_eq!(
+            light,
+            simulate(&config(Arrivals::Poisson { rate: 0.5 }), &linear)
+        );
+        // Light load: served about as fast as it arrives.
+        assert!(
+            (light.throughput / (0.5 * 101.0) - 1.0).abs() < 0.2,
+            "{light:?}"
+        );
+    }
+
+    #[test]
+    fn prefill_first_stalls_decodes() {
+        let mut c = config(Arrivals::Poisson { rate: 4.0 });
+        let mixed = simulate(&c, &linear);
+        c.scheduling = Scheduling::PrefillFirst;
+        let first = simulate(&c, &linear);
+        // Decodes wait for every prompt step; a prompt's own step is shorter (no decodes
+        // in it), though slower decodes hold the running slots longer.
+        assert!(first.tpot_mean > mixed.tpot_mean, "{first:?} {mixed:?}");
+        assert!(first.tpot_p99 >= mixed.tpot_p99, "{first:?} {mixed:?}");
+        assert!(first.ttft_p50 <= mixed.ttft_p50, "{first:?} {mixed:?}");
+    }
+
+    #[test]
+    fn huge_inputs_stay_bounded() {
+        let mut c = config(Arrivals::Burst { requests: u64::MAX });
+        c.max_running = u64::MAX;
+        c.prompt = 1 << 40;
+        c.batch_tokens = 1;
+        let out = simulate(&c, &linear);
+        assert!(out.truncated);
+        let mut c = config(Arrivals::Poisson { rate: f64::NAN });
+        c.output = 1;
+        let out = simulate(&c, &linear);
+        assert_eq!(out.completed, POISSON_REQUESTS);
+        assert_eq!(out.tpot_mean, 0.0);
+    }
+}
