@@ -6,12 +6,12 @@
 //! output throughput, time per output token or time to first token is compared with the
 //! measurement. Rows that cannot be mapped are skipped, each with its reason, and counted.
 //!
-//! The mapping (model, GPU, engine, format and concurrency rules) is the one of
-//! scripts/fit_serving.py, which fitted the constants on these rows: the figures printed
-//! here are in-sample and equal the script's "shipped constants" report. The held-out
-//! figures (leave one GPU family out, two halves by model family) are the script's, in
-//! docs/calibration-serving.md. The bounds at the end are regression bounds set just past
-//! what the model met when they were written: a change that makes it worse fails here.
+//! The constants are fitted here too, by `fit_serving_constants` (ignored by default: it
+//! takes minutes), which runs the same rows through the library with the constants written
+//! into `extends` copies of the engines, and reports in-sample and held-out errors (leave one
+//! GPU family out, two halves by model family) and the percentiles that size the printed
+//! ranges (docs/calibration-serving.md). The bounds of `serving_measurements` are regression
+//! bounds set just past what the shipped constants met: a change that makes it worse fails.
 
 mod common;
 
@@ -203,7 +203,7 @@ fn quant(row: &Row) -> Result<&'static str, &'static str> {
     })
 }
 
-/// The GPU generation a row is held out by in scripts/fit_serving.py.
+/// The GPU generation a row is held out by in `fit_serving_constants`.
 fn family(gpu: &str) -> &'static str {
     match gpu {
         g if g.starts_with("a100") || g == "a10g" => "ampere",
@@ -741,7 +741,7 @@ fn start_constants() -> Constants {
 }
 
 /// Robust loss over the cases: a Cauchy penalty on log(measured / predicted), scale 0.25
-/// (scripts/fit_serving.py's): a row missed by several times weighs little more than one
+/// (as the former scripts/fit_serving.py): a row missed by several times weighs little more than one
 /// missed by 1.5×.
 fn loss(ws: &mut Workspace, cases: &[&Case], k: &Constants) -> f64 {
     let owned: Vec<Case> = cases.iter().map(|c| (*c).clone()).collect();
@@ -837,7 +837,7 @@ fn search(ws: &mut Workspace, k: &mut Constants, knob: Knob, rows: &[&Case], pri
     }
 }
 
-/// The fit of scripts/fit_serving.py, run on the library's own model (the simulator
+/// The fit of the former scripts/fit_serving.py, run on the library's own model (the simulator
 /// included): pooled constants on every row (step overhead on the single-request rows, the
 /// MoE efficiency on the MoE rows), then each engine's compute efficiency on its rows with
 /// a prior toward the pooled value.
@@ -857,6 +857,7 @@ fn fit(ws: &mut Workspace, cases: &[&Case]) -> Constants {
         search(ws, &mut k, Knob::Moe, &moe, None);
     }
     let pooled = Knob::Compute(None).get(&k);
+    println!("pooled compute efficiency {pooled:.4}");
     for &(_, engine) in ENGINES {
         let rows: Vec<&Case> = cases
             .iter()
@@ -898,40 +899,49 @@ fn fit_serving_constants() {
         all.len(),
         started.elapsed()
     );
-    let report = |label: &str, pairs: &[(&Case, f64)]| {
-        let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for &(c, pred) in pairs {
+    // (case, predicted, low, high).
+    type Row<'a> = (&'a Case, f64, f64, f64);
+    let report = |label: &str, rows: &[Row<'_>]| {
+        let mut by: BTreeMap<String, Vec<(f64, bool)>> = BTreeMap::new();
+        for &(c, pred, low, high) in rows {
+            let inside = low <= c.value && c.value <= high;
             for key in [
                 c.kind().to_string(),
                 format!("engine {}", c.engine),
                 format!("GPU family {}", family(c.gpu)),
+                "all".to_string(),
             ] {
-                by.entry(key).or_default().push(c.value / pred);
+                by.entry(key).or_default().push((c.value / pred, inside));
             }
         }
-        println!("\n{label}: median |error|, 10th/90th percentile of measured / predicted");
-        for (key, ratios) in &mut by {
+        println!(
+            "\n{label}: median and p90 |error|, 10th/90th percentile of measured / predicted, share inside the printed range"
+        );
+        for (key, entries) in &by {
+            let mut ratios: Vec<f64> = entries.iter().map(|e| e.0).collect();
             let mut errors: Vec<f64> = ratios
                 .iter()
                 .map(|r| (1.0 / r - 1.0).abs() * 100.0)
                 .collect();
             let n = ratios.len();
+            let inside = entries.iter().filter(|e| e.1).count() as f64 / n as f64 * 100.0;
             println!(
-                "  {key:<24} n={n:3}  median {:5.1} %  p10 {:.2}  p90 {:.2}",
+                "  {key:<24} n={n:3}  median {:5.1} %  p90 {:6.1} %  p10 {:.2}  p90 {:.2}  inside {inside:5.1} %",
                 median(&mut errors),
-                percentile(ratios, 0.1),
-                percentile(ratios, 0.9)
+                percentile(&mut errors, 0.9),
+                percentile(&mut ratios, 0.1),
+                percentile(&mut ratios, 0.9)
             );
         }
     };
-    let in_sample: Vec<(&Case, f64)> = evaluate(&mut ws, &cases, Some(&k))
+    let in_sample: Vec<Row<'_>> = evaluate(&mut ws, &cases, Some(&k))
         .into_iter()
         .zip(&cases)
-        .map(|((pred, _, _), c)| (c, pred))
+        .map(|((pred, low, high), c)| (c, pred, low, high))
         .collect();
     report("in-sample", &in_sample);
     // Leave one GPU family out.
-    let mut held: Vec<(&Case, f64)> = Vec::new();
+    let mut held: Vec<Row<'_>> = Vec::new();
     for fam in ["ampere", "ada", "hopper", "blackwell", "cdna"] {
         let train: Vec<&Case> = all
             .iter()
@@ -946,18 +956,18 @@ fn fit_serving_constants() {
         let kf = fit(&mut ws, &train);
         println!("without {fam}: {kf:?}");
         let preds = evaluate(&mut ws, &test, Some(&kf));
-        for (c, (pred, _, _)) in test.iter().zip(preds) {
+        for (c, (pred, low, high)) in test.iter().zip(preds) {
             let original = cases
                 .iter()
                 .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
                 .unwrap();
-            held.push((original, pred));
+            held.push((original, pred, low, high));
         }
     }
     report("held out by GPU family", &held);
     // Two halves by model family.
     let llama = |c: &Case| c.model.starts_with("llama");
-    let mut halves: Vec<(&Case, f64)> = Vec::new();
+    let mut halves: Vec<Row<'_>> = Vec::new();
     for side in [true, false] {
         let train: Vec<&Case> = all.iter().copied().filter(|c| llama(c) != side).collect();
         let test: Vec<Case> = cases.iter().filter(|c| llama(c) == side).cloned().collect();
@@ -967,12 +977,12 @@ fn fit_serving_constants() {
             if side { "non-Llama" } else { "Llama" }
         );
         let preds = evaluate(&mut ws, &test, Some(&kf));
-        for (c, (pred, _, _)) in test.iter().zip(preds) {
+        for (c, (pred, low, high)) in test.iter().zip(preds) {
             let original = cases
                 .iter()
                 .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
                 .unwrap();
-            halves.push((original, pred));
+            halves.push((original, pred, low, high));
         }
     }
     report("held out by model family (Llama / other)", &halves);

@@ -1,0 +1,160 @@
+//! The serving simulator through the real binary: `deployfit explain --format json` of
+//! deployments whose workloads differ only in how requests arrive (clients, a burst,
+//! Poisson rates), how long they are (fixed or varied) and how the engine schedules
+//! (mixed chunked prefill or prefill first).
+
+mod common;
+
+use common::{codes, deployfit, json, scratch};
+
+/// One deployment of Llama-3.1-8B on an H100 under `engine`, with `workload` lines.
+fn deployment(name: &str, engine: &str, seqs: u32, workload: &str) -> String {
+    format!(
+        "// Überblick: ein Einsatz — 模型 test\ndeployment {name} {{\n    model    = llama_3_1_8b\n    quant    = bf16\n    engine   = {engine}\n    gpu      = h100_sxm5\n    seqs     = {seqs}\n    context  = 4k\n    workload {{\n        prompt = 1000\n        output = 200\n{workload}    }}\n}}\n"
+    )
+}
+
+/// Explains `text` and returns its figures by deployment name.
+fn explain(file: &str, text: &str) -> serde_json::Value {
+    let dir = scratch(&format!("simulator-{}", file.trim_end_matches(".deploy")));
+    let path = dir.join(file);
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&["explain", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", common::stdout(&output));
+    json(&output)
+}
+
+fn figure(report: &serde_json::Value, index: usize, key: &str) -> f64 {
+    let list = report.as_array().expect("one explanation per deployment");
+    let e = &list[index];
+    e.get(key)
+        .or_else(|| e["performance"].get(key))
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or_else(|| panic!("{key} missing in {e}"))
+}
+
+#[test]
+fn a_burst_queues_behind_the_running_cap() {
+    let text = [
+        deployment("clients", "vllm", 32, ""),
+        deployment("burst", "vllm", 32, "        burst  = 256\n"),
+    ]
+    .concat();
+    let report = explain("burst.deploy", &text);
+    // 32 clients each keep one request open: none waits for a slot, only for the token
+    // budget (8 prompts of 1000 tokens per step).
+    let clients_queue = figure(&report, 0, "queue_s");
+    let burst_queue = figure(&report, 1, "queue_s");
+    assert!(clients_queue < 0.5, "clients wait {clients_queue} s");
+    // 256 requests at once, 32 at a time: on average several batches wait ahead.
+    assert!(burst_queue > 2.0, "a burst waits {burst_queue} s");
+    let ttft = figure(&report, 1, "ttft_s");
+    let p50 = figure(&report, 1, "ttft_p50_s");
+    let p99 = figure(&report, 1, "ttft_p99_s");
+    assert!(p50 < p99 && ttft < p99, "{ttft} {p50} {p99}");
+    assert!(ttft > 10.0 * figure(&report, 0, "ttft_s"));
+    // The queue widens the first-token range: its waiting part takes the throughput range.
+    let (low, high) = (
+        figure(&report, 1, "ttft_s_low"),
+        figure(&report, 1, "ttft_s_high"),
+    );
+    assert!(low < ttft && ttft < high, "{low} {ttft} {high}");
+    assert!(high / low > 1.9, "{low} {high}");
+    // Throughput is the server's over the burst: about what the clients get.
+    let ratio = figure(&report, 1, "throughput_tps") / figure(&report, 0, "throughput_tps");
+    assert!(
+        (0.7..1.1).contains(&ratio),
+        "burst / clients throughput {ratio}"
+    );
+}
+
+#[test]
+fn latency_grows_with_the_request_rate() {
+    let text = [
+        deployment("light", "vllm", 64, "        rate   = 1 req/s\n"),
+        deployment("busy", "vllm", 64, "        rate   = 20 req/s\n"),
+        deployment("overloaded", "vllm", 64, "        rate   = 200 req/s\n"),
+    ]
+    .concat();
+    let report = explain("rates.deploy", &text);
+    let ttft: Vec<f64> = (0..3).map(|i| figure(&report, i, "ttft_s")).collect();
+    let tpot: Vec<f64> = (0..3).map(|i| figure(&report, i, "tpot_s")).collect();
+    assert!(ttft[0] < ttft[1] && ttft[1] < ttft[2], "{ttft:?}");
+    assert!(tpot[0] < tpot[1], "{tpot:?}");
+    // At 1 req/s a request is almost alone: its first token is about its own prefill.
+    let prefill = 1000.0 / figure(&report, 0, "prefill_tps");
+    assert!(ttft[0] < 2.0 * prefill + 0.05, "{} vs {prefill}", ttft[0]);
+    // Far past capacity the queue dominates.
+    assert!(figure(&report, 2, "queue_s") > 1.0, "{ttft:?}");
+    assert!(figure(&report, 2, "queue_s") > 3.0 * figure(&report, 1, "queue_s"));
+}
+
+#[test]
+fn prefill_first_engines_stall_decodes() {
+    // The same engine with both schedulers: only `scheduling` differs.
+    let engines = "engine mixed_vllm extends vllm {\n    scheduling = mixed\n}\nengine eager_prompts extends vllm {\n    scheduling = prefill_first\n}\n";
+    let text = [
+        engines.to_string(),
+        deployment("mixed", "mixed_vllm", 64, "        rate   = 15 req/s\n"),
+        deployment("first", "eager_prompts", 64, "        rate   = 15 req/s\n"),
+    ]
+    .concat();
+    let report = explain("scheduling.deploy", &text);
+    let mixed = figure(&report, 0, "tpot_p99_s");
+    let first = figure(&report, 1, "tpot_p99_s");
+    assert!(
+        first > mixed,
+        "prefill-first p99 TPOT {first} vs mixed {mixed}"
+    );
+}
+
+#[test]
+fn varied_lengths_spread_the_latencies() {
+    let text = [
+        deployment("fixed", "vllm", 64, "        burst  = 512\n"),
+        deployment(
+            "varied",
+            "vllm",
+            64,
+            "        burst  = 512\n        lengths = varied\n",
+        ),
+    ]
+    .concat();
+    let report = explain("lengths.deploy", &text);
+    let spread = |i: usize| figure(&report, i, "tpot_p99_s") / figure(&report, i, "tpot_p50_s");
+    assert!(spread(1) > spread(0), "{} {}", spread(1), spread(0));
+}
+
+#[test]
+fn bad_workload_values_are_diagnosed_with_spans() {
+    let dir = scratch("simulator-bad");
+    let path = dir.join("bad.deploy");
+    let text = deployment(
+        "bad",
+        "vllm",
+        8,
+        "        burst  = 0 // ニ\n        lengths = wobbly // ü\n",
+    );
+    std::fs::write(&path, &text).unwrap();
+    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let found = codes(&report);
+    assert!(
+        found.contains(&"deploy::field::out_of_range".to_string()),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|c| c.starts_with("deploy::")), "{found:?}");
+    for d in report["diagnostics"].as_array().unwrap() {
+        let line = d["line"].as_u64().expect("a line") as usize;
+        let source_line = text.lines().nth(line - 1).unwrap();
+        assert!(
+            source_line.contains("burst") || source_line.contains("lengths"),
+            "{d} at {source_line}"
+        );
+        assert!(
+            d["help"].as_str().is_some_and(|h| !h.is_empty()),
+            "a help names the fix: {d}"
+        );
+    }
+}
