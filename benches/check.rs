@@ -135,7 +135,68 @@ fn main() {
         median(thousand)
     );
 
+    serving();
     hardening();
+}
+
+/// The serving simulator's cost: 100 vLLM deployments under Poisson workloads and bursts,
+/// explained (each runs a capacity and a latency simulation), and the solver over the
+/// catalog with a serving engine and a workload (tests/fixtures/design/02-holes-cheapest).
+fn serving() {
+    let mut text = String::new();
+    for i in 0..100 {
+        let arrivals = if i % 2 == 0 {
+            format!("rate = {} req/s", 1 + i % 13)
+        } else {
+            format!("burst = {}", 100 + 37 * i)
+        };
+        text.push_str(&format!(
+            "deployment s{i} {{\n    model    = llama_3_1_8b\n    quant    = fp8\n    engine   = vllm\n    gpu      = h100_sxm5\n    seqs     = {}\n    context  = 8k\n    workload {{\n        prompt = {}\n        output = {}\n        {arrivals}\n        lengths = varied\n    }}\n}}\n\n",
+            16 << (i % 5),
+            256 << (i % 4),
+            64 << (i % 3),
+        ));
+    }
+    // The same deployments under llama.cpp's single-stream model (no simulation): the
+    // difference is the simulator's cost.
+    let single = text.replace("engine   = vllm", "engine   = llamacpp");
+    let time = |text: &str| {
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            let mut workspace = Workspace::new();
+            let file = workspace.set_file(Path::new("serving.deploy"), text.to_string());
+            workspace.check(file);
+            assert_eq!(workspace.explain(file).len(), 100);
+            runs.push(start.elapsed());
+        }
+        median(runs)
+    };
+    let (served, streamed) = (time(&text), time(&single));
+    println!(
+        "check + explain of 100 vLLM deployments (Poisson and bursts, varied lengths): median {served:?}; as llama.cpp {streamed:?}; the simulator {:?} per deployment",
+        served.saturating_sub(streamed) / 100
+    );
+    let fixture = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/design/02-holes-cheapest.deploy"),
+    )
+    .expect("the solver fixture");
+    let mut workspace = Workspace::new();
+    let file = workspace.set_file(Path::new("serving-solve.deploy"), fixture);
+    let mut solves = Vec::new();
+    let mut evaluated = 0;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let solutions = workspace.solve(file, 3);
+        solves.push(start.elapsed());
+        if let Some((_, Ok(solution))) = solutions.first() {
+            evaluated = solution.evaluated;
+        }
+    }
+    println!(
+        "solve with vLLM and a Poisson workload over the catalog: median {:?} ({evaluated} evaluated)",
+        median(solves)
+    );
 }
 
 /// Checks `text` in a fresh workspace and returns how long it took and the diagnostics.
