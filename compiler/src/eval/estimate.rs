@@ -510,13 +510,15 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let engine = inputs.engine;
     let vocab = model.number("vocab").unwrap_or(0.0);
-    let tensor_parallel = if count > 1.0 {
+    // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
+    let gpus = inputs.gpus_per_replica().max(1) as f64;
+    let tensor_parallel = if gpus > 1.0 {
         engine.number("overhead_tensor_parallel").unwrap_or(0.0)
     } else {
         0.0
     };
     let overhead = need(engine, inputs.engine_name, "overhead")?
-        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / count
+        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / gpus
         + engine.number("overhead_per_vocab").unwrap_or(0.0) * vocab
         + tensor_parallel;
     // `kv_free_share` (LMDeploy's --cache-max-entry-count): the KV cache may take that share

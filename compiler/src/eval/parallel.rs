@@ -337,7 +337,7 @@ pub(crate) fn check_plan<'db>(
                     Loc::Decl(key, at),
                 )
                 .label("no `draft`")
-                .help("add `draft = qwen3_0_6b` (a small model with the target's tokenizer) inside `speculative { }`, or use `method = eagle3`, `mtp` or `ngram`"),
+                .help("add `draft = <model>` inside `speculative { }`, naming a small catalog model with the target's tokenizer (`llama_3_2_1b` for Llama 3), or use `method = eagle3`, `mtp` or `ngram`"),
             );
             ok = false;
         }
