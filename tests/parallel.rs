@@ -275,4 +275,49 @@ fn export_writes_the_plan_for_vllm_and_refuses_it_elsewhere() {
     ] {
         assert!(command.contains(flag), "{flag} missing from {command}");
     }
+    // LMDeploy's command has no pipeline flag here: refused, with the fix.
+    let refused = deployfit_in(
+        &dir,
+        &[
+            "export",
+            "plan.deploy",
+            "--deployment",
+            "big",
+            "--engine",
+            "lmdeploy",
+        ],
+    );
+    assert_ne!(refused.status.code(), Some(0));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("writes no flag for pipeline stages") && message.contains("vLLM"),
+        "{message}"
+    );
+    // TGI speculates by n-gram lookup with `--speculate`.
+    let ngram = deployment(
+        "small",
+        "llama_3_1_8b",
+        "bf16",
+        1,
+        "    speculative {\n        method = ngram\n        tokens = 5\n    }\n",
+    );
+    std::fs::write(dir.join("ngram.deploy"), ngram).unwrap();
+    let tgi = deployfit_in(
+        &dir,
+        &[
+            "export",
+            "ngram.deploy",
+            "--deployment",
+            "small",
+            "--engine",
+            "tgi",
+        ],
+    );
+    assert_eq!(
+        tgi.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&tgi.stderr)
+    );
+    assert!(stdout(&tgi).contains("--speculate 5"), "{}", stdout(&tgi));
 }
