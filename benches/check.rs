@@ -178,7 +178,8 @@ fn serving() {
         served.saturating_sub(streamed) / 100
     );
     let fixture = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/design/02-holes-cheapest.deploy"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/design/02-holes-cheapest.deploy"),
     )
     .expect("the solver fixture");
     let mut workspace = Workspace::new();

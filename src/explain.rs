@@ -25,7 +25,8 @@ pub struct BarParts {
 }
 
 pub fn bar_parts(e: &Explanation) -> BarParts {
-    let count = e.setup.count.max(1) as f64;
+    // Each GPU holds its stage's share of the layers.
+    let count = (e.setup.count.max(1) * e.setup.pipeline.max(1)) as f64;
     // With offload only the GPU layers' share of the weights is on the GPUs.
     let on_gpu = match (e.breakdown.gpu_layers, e.breakdown.layers) {
         (Some(gpu), Some(all)) if all > 0 && e.breakdown.offload == Some("auto") => {
@@ -72,7 +73,7 @@ pub fn table(e: &Explanation) -> String {
     let b = &e.breakdown;
     let s = &e.setup;
     let mut out = format!(
-        "{} ({}:{})\n  {} · {} · {} · {} × {} · context {} × {} seq{} · KV {}\n",
+        "{} ({}:{})\n  {} · {} · {} · {} × {}{} · context {} × {} seq{} · KV {}\n",
         e.deployment,
         e.file.display(),
         e.line,
@@ -81,6 +82,11 @@ pub fn table(e: &Explanation) -> String {
         s.engine,
         s.count,
         s.gpu,
+        if s.pipeline > 1 {
+            format!(" × {} stages", s.pipeline)
+        } else {
+            String::new()
+        },
         Quantity::real(s.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
         s.seqs,
         if s.seqs == 1 { "" } else { "s" },
@@ -176,6 +182,20 @@ pub fn table(e: &Explanation) -> String {
         out.push_str(&format!(
             "  decode       {:>8.1} tok/s  per sequence ({low:.1}–{high:.1}), {bound}\n",
             decode
+        ));
+    }
+    if let Some(spec) = &s.speculative {
+        out.push_str(&format!(
+            "  speculative  {:>8.2} tokens per step  {}, {} drafted, acceptance {:.2}{}\n",
+            spec.expected_tokens_per_step,
+            spec.method,
+            spec.tokens,
+            spec.acceptance,
+            if spec.acceptance_default {
+                " (default)"
+            } else {
+                ""
+            }
         ));
     }
     let seconds = |s: f64| Quantity::real(s, deployfit_compiler::units::Dim::SECONDS).display();

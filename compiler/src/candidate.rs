@@ -107,7 +107,32 @@ pub(crate) fn run_with_offers<'db>(
         filters: &filters,
         owned: crate::eval::deployment::owned_settings(&resolved.owned),
     };
+    let (pipeline, expert_parallel) = eval::parallel::plan_fields(&resolved.fields);
+    let speculative_fields = resolved
+        .speculative
+        .as_ref()
+        .map(eval::parallel::speculative_fields);
+    let plan = eval::parallel::Plan {
+        pipeline,
+        expert_parallel,
+        speculative: speculative_fields.as_ref().map(|spec| {
+            let draft = spec.draft.as_deref().and_then(|name| {
+                scope
+                    .lookup(DeclKind::Model, name)
+                    .map(|key| (eval::entry_of(db, key), name))
+            });
+            eval::parallel::Speculative {
+                method: spec.method,
+                tokens: spec.tokens,
+                acceptance: spec
+                    .acceptance
+                    .unwrap_or_else(|| spec.method.default_acceptance()),
+                draft,
+            }
+        }),
+    };
     let inputs = Inputs {
+        plan,
         pricing: Some(pricing),
         offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
         enforce_eager: matches!(resolved.fields.get("enforce_eager"), Some(Value::Symbol(yes)) if yes == "yes"),
@@ -180,6 +205,24 @@ pub(crate) fn run_with_offers<'db>(
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
         enforce_eager: inputs.enforce_eager,
+        pipeline: inputs.plan.pipeline,
+        gpus_per_replica: (inputs.plan.pipeline > 1).then(|| inputs.gpus_per_replica()),
+        expert_parallel: inputs.plan.expert_parallel,
+        speculative: inputs.plan.speculative.map(|spec| {
+            crate::eval::deployment::SpeculativeSetup {
+                method: spec.method.keyword().to_string(),
+                tokens: spec.tokens,
+                acceptance: spec.acceptance,
+                acceptance_default: speculative_fields
+                    .as_ref()
+                    .is_some_and(|f| f.acceptance.is_none()),
+                expected_tokens_per_step: spec.expected_tokens(),
+                draft: spec.draft.map(|(_, name)| name.to_string()),
+                draft_hf: spec
+                    .draft
+                    .and_then(|(entry, _)| entry.text("hf").map(str::to_string)),
+            }
+        }),
         pricing: settings.mode.keyword().to_string(),
         rental: match settings.mode {
             PricingMode::Cloud => estimate::rent(&inputs, &pricing).ok(),

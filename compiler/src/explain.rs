@@ -256,6 +256,40 @@ fn host_assumptions(setup: &Setup, breakdown: &Breakdown) -> Vec<String> {
     out
 }
 
+/// What pipeline stages, expert parallelism and speculative decoding assume.
+fn plan_assumptions(setup: &Setup) -> Vec<String> {
+    let mut out = Vec::new();
+    if setup.pipeline > 1 {
+        out.push(format!(
+            "{} pipeline stages of {} GPU{} each ({} GPUs per replica): each GPU holds 1/{} of the layers and of their KV cache; a token passes every stage in turn, so decode is no faster than one stage group, and the stages send activations to each other every step",
+            setup.pipeline,
+            setup.count,
+            if setup.count == 1 { "" } else { "s" },
+            setup.count * setup.pipeline,
+            setup.pipeline
+        ));
+    }
+    if setup.expert_parallel {
+        out.push(format!(
+            "expert parallelism: the experts are spread whole over the {} GPUs (the busiest holds ceil(experts / {})); each MoE layer sends every token to its experts and back (two all-to-alls) instead of an all-reduce",
+            setup.count, setup.count
+        ));
+    }
+    if let Some(spec) = &setup.speculative {
+        out.push(format!(
+            "speculative decoding ({}): {} drafted token{} per step accepted with probability {:.2}{} each: {:.2} expected tokens per target step, which verifies {} tokens per sequence; the gain shrinks as the batch grows compute-bound",
+            spec.method,
+            spec.tokens,
+            if spec.tokens == 1 { "" } else { "s" },
+            spec.acceptance,
+            if spec.acceptance_default { " (the method's default)" } else { "" },
+            spec.expected_tokens_per_step,
+            spec.tokens + 1
+        ));
+    }
+    out
+}
+
 fn assumptions(
     setup: &Setup,
     breakdown: &Breakdown,
@@ -304,6 +338,7 @@ fn assumptions(
             )
         });
     }
+    out.extend(plan_assumptions(setup));
     if let Some(window) = breakdown.model_max_context {
         if setup.context > window {
             out.push(format!(

@@ -209,6 +209,7 @@ pub fn export(
         group_size: number(DeclKind::Quant, &setup.quant, "group_size"),
         kv_bytes: number(DeclKind::Kv, &setup.kv_cache, "bytes"),
     };
+    plan_supported(setup, target)?;
     match target {
         Target::Vllm => vllm(
             setup,
@@ -353,6 +354,20 @@ fn vllm(
     if setup.enforce_eager {
         lines.push("  --enforce-eager".into());
     }
+    // docs.vllm.ai serving/parallelism_scaling: `--pipeline-parallel-size`;
+    // serving/expert_parallel_deployment: `--enable-expert-parallel`.
+    if setup.pipeline > 1 {
+        lines.push(format!("  --pipeline-parallel-size {}", setup.pipeline));
+    }
+    if setup.expert_parallel {
+        lines.push("  --enable-expert-parallel".into());
+    }
+    let mut head_note = String::new();
+    if let Some(spec) = &setup.speculative {
+        let (config, note) = vllm_speculative_config(spec)?;
+        lines.push(format!("  --speculative-config {}", shell_quote(&config)));
+        head_note = note;
+    }
     lines.push("  --port 8000".into());
     let note = match kind {
         "awq" | "gptq" => format!(
@@ -361,7 +376,86 @@ fn vllm(
         ),
         _ => String::new(),
     };
-    Ok(format!("{note}{}\n", lines.join(" \\\n")))
+    Ok(format!("{note}{head_note}{}\n", lines.join(" \\\n")))
+}
+
+/// vLLM's `--speculative-config` JSON for a deployment's `speculative { }`
+/// (docs.vllm.ai features/speculative_decoding: `method` is `eagle3`, `mtp`, `ngram` or
+/// `draft_model`, with `num_speculative_tokens`; EAGLE and draft models name their
+/// checkpoint in `model`), and a note when the command needs a checkpoint the catalog
+/// does not name.
+fn vllm_speculative_config(
+    spec: &crate::eval::deployment::SpeculativeSetup,
+) -> Result<(String, String), ExportError> {
+    let tokens = spec.tokens;
+    let model = match &spec.draft_hf {
+        Some(hf) => {
+            if let Some(problem) = crate::eval::schema::hf_repo_problem(hf) {
+                return Err(error(
+                    format!("the draft model's `hf` is not a Hugging Face id: {problem}"),
+                    "fix the draft model's `hf` (`org/name`)",
+                ));
+            }
+            format!(",\"model\":\"{hf}\"")
+        }
+        None => String::new(),
+    };
+    let (method, note) = match spec.method.as_str() {
+        "eagle3" if model.is_empty() => (
+            "eagle3",
+            "# EAGLE-3 needs its head's checkpoint: add \"model\":\"<org>/<EAGLE-3 head>\" to --speculative-config (or name it with `draft = ...`).\n".to_string(),
+        ),
+        "eagle3" => ("eagle3", String::new()),
+        "mtp" => ("mtp", String::new()),
+        "ngram" => ("ngram", String::new()),
+        _ if model.is_empty() => {
+            return Err(error(
+                format!(
+                    "the draft model `{}` has no Hugging Face id",
+                    spec.draft.as_deref().unwrap_or("?")
+                ),
+                "add `hf = \"org/name\"` to the draft model",
+            ));
+        }
+        _ => ("draft_model", String::new()),
+    };
+    let lookup = if method == "ngram" {
+        ",\"prompt_lookup_max\":4"
+    } else {
+        ""
+    };
+    Ok((
+        format!("{{\"method\":\"{method}\",\"num_speculative_tokens\":{tokens}{model}{lookup}}}"),
+        note,
+    ))
+}
+
+/// Refuses a plan the target's command cannot express: pipeline stages, expert
+/// parallelism and speculative decoding are written for vLLM (and n-gram speculation for
+/// TGI, `--speculate`); other engines run one tensor-parallel group.
+fn plan_supported(setup: &Setup, target: Target) -> Result<(), ExportError> {
+    if target == Target::Vllm {
+        return Ok(());
+    }
+    let what = if setup.pipeline > 1 {
+        Some("pipeline stages (`pipeline`)")
+    } else if setup.expert_parallel {
+        Some("expert parallelism (`expert_parallel`)")
+    } else {
+        match &setup.speculative {
+            Some(spec) if !(target == Target::Tgi && spec.method == "ngram") => {
+                Some("speculative decoding (`speculative { }`)")
+            }
+            _ => None,
+        }
+    };
+    match what {
+        Some(what) => Err(error(
+            format!("`export {}` writes no flag for {what}", target.name()),
+            "export it for vLLM (`--target vllm`), which takes them, or remove the setting",
+        )),
+        None => Ok(()),
+    }
 }
 
 fn ollama(
@@ -558,6 +652,11 @@ fn tgi(
     lines.push(format!("  --max-input-tokens {}", setup.context - 1));
     lines.push(format!("  --max-total-tokens {}", setup.context));
     lines.push(format!("  --cuda-memory-fraction {fraction}"));
+    // launcher/src/main.rs (Args): `--speculate N`, n-gram speculation without Medusa
+    // heads.
+    if let Some(spec) = &setup.speculative {
+        lines.push(format!("  --speculate {}", spec.tokens));
+    }
     lines.push("  --port 3000".into());
     // fp8 is quantized on load from the base checkpoint; awq/gptq need their own repository.
     let note = match quantize.as_deref() {

@@ -140,6 +140,20 @@ codes! {
         "built-in rule (warning): the GPU has no tensor cores for the weight format; the engine runs it weight-only or upcast";
     FitOffloadUnsupported = "deploy::fit::offload_unsupported",
         "`offload = auto` on an engine that cannot keep layers in system RAM";
+    ParallelPipelineExceedsLayers = "deploy::parallel::pipeline_exceeds_layers",
+        "`pipeline` asks for more stages than the model has layers";
+    ParallelNoExperts = "deploy::parallel::no_experts",
+        "`expert_parallel = true` on a dense model";
+    ParallelUnsupported = "deploy::parallel::unsupported",
+        "`pipeline` or `expert_parallel` on an engine without serving kernels";
+    ParallelUnevenNodes = "deploy::parallel::uneven_nodes",
+        "a tensor-parallel group larger than a node that does not fill whole nodes (the GPU's `gpus_per_node`)";
+    ParallelTensorAcrossNodes = "deploy::parallel::tensor_across_nodes",
+        "warning: a tensor-parallel group spans nodes, so its all-reduces cross the slower `node_link`";
+    SpeculativeUnsupported = "deploy::speculative::unsupported",
+        "`speculative { }` on an engine without serving kernels";
+    SpeculativeNoDraft = "deploy::speculative::no_draft",
+        "`speculative { method = draft }` without a `draft` model";
     Rule = "deploy::rule::NAME",
         "a user rule named NAME fired (its code unless the rule sets `code`)";
 }

@@ -9,7 +9,7 @@ use super::Env;
 use super::entry::{catalog_model, const_field, lookup};
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
-use super::schema::{FieldTy, OWNED, WORKLOAD, field_spec};
+use super::schema::{FieldTy, OWNED, SPECULATIVE, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -46,6 +46,18 @@ pub struct Setup {
     /// when set).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// Pipeline-parallel stages (printed only above 1), and the GPUs one replica uses,
+    /// `count × pipeline`.
+    #[serde(skip_serializing_if = "is_one")]
+    pub pipeline: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus_per_replica: Option<u64>,
+    /// `expert_parallel = true` (printed only when set).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expert_parallel: bool,
+    /// `speculative { }`, resolved (printed only when set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<SpeculativeSetup>,
     /// `cloud` or `owned`.
     pub pricing: String,
     /// What `pricing = cloud` rents: the offer, its provider and instance, how many.
@@ -54,6 +66,28 @@ pub struct Setup {
     /// What one owned GPU costs per hour, in parts (`pricing = owned`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub owned: Option<OwnedCost>,
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
+}
+
+/// Speculative decoding as evaluated: the method, the tokens drafted per step, the
+/// acceptance rate used (the deployment's or the method's default) and what it yields.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SpeculativeSetup {
+    pub method: String,
+    pub tokens: u64,
+    pub acceptance: f64,
+    /// Whether `acceptance` is the method's default rather than the deployment's.
+    pub acceptance_default: bool,
+    /// Expected tokens each target step yields per sequence, `(1 − a^(k+1)) / (1 − a)`.
+    pub expected_tokens_per_step: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+    /// The draft model's Hugging Face id (for `--speculative-config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft_hf: Option<String>,
 }
 
 /// One owned GPU's hourly cost in parts, $/h, with the settings behind it.
@@ -191,6 +225,9 @@ pub(crate) struct Resolved {
     /// `owned { amortize power pue host }`, as written (defaults are applied by
     /// [`owned_settings`]).
     pub owned: BTreeMap<String, Value>,
+    /// `speculative { method tokens acceptance draft }`, as written; `None` without the
+    /// block (defaults are applied by [`super::parallel::speculative_fields`]).
+    pub speculative: Option<BTreeMap<String, Value>>,
 }
 
 /// Resolves every field; `None` when a field the estimate needs is missing or invalid
@@ -431,10 +468,34 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             }
         }
     }
+    let mut speculative = None;
+    if let Some(block) = decl.nested("speculative") {
+        let mut values = BTreeMap::new();
+        for entry in &block.body.entries {
+            if let AstEntry::Field(field) = entry
+                && let Some(spec) = SPECULATIVE.iter().find(|s| s.name == field.name.name)
+            {
+                match const_field(scope, key, field, spec) {
+                    Ok(value) => {
+                        values.insert(field.name.name.clone(), value);
+                    }
+                    Err(diag) => {
+                        diags.push(*diag);
+                        ok = false;
+                    }
+                }
+            }
+        }
+        speculative = Some(values);
+    }
+    if !super::parallel::check_plan(cx, &fields, speculative.as_ref(), diags) {
+        ok = false;
+    }
     ok.then_some(Resolved {
         fields,
         workload,
         owned,
+        speculative,
     })
 }
 

@@ -436,6 +436,13 @@ pub fn check_block_fields<'db>(
                 (DeclKind::Deployment, "owned") => {
                     check_entries(key, "owned", super::schema::OWNED, &nested.body, diags)
                 }
+                (DeclKind::Deployment, "speculative") => check_entries(
+                    key,
+                    "speculative",
+                    super::schema::SPECULATIVE,
+                    &nested.body,
+                    diags,
+                ),
                 (DeclKind::Model, "files") => {}
                 _ => {}
             }

@@ -55,6 +55,9 @@ pub struct Inputs<'a, 'db> {
     /// `None` for the catalog queries, which list the GPU's own `price` or `msrp`
     /// ([`hourly_price`]).
     pub pricing: Option<Pricing<'a, 'db>>,
+    /// Pipeline stages, expert parallelism and speculative decoding
+    /// ([`super::parallel`]); none for the catalog queries.
+    pub plan: super::parallel::Plan<'a, 'db>,
 }
 
 impl Rental {
@@ -214,7 +217,13 @@ impl<'a, 'db> Inputs<'a, 'db> {
             host_name: None,
             enforce_eager: false,
             pricing: None,
+            plan: super::parallel::Plan::default(),
         }
+    }
+
+    /// GPUs one replica uses: `count` per pipeline stage.
+    pub fn gpus_per_replica(&self) -> u64 {
+        self.count.saturating_mul(self.plan.pipeline.max(1))
     }
 
     /// Whether the `gpu` entry is the host's CPU (`device = cpu`).
@@ -345,6 +354,8 @@ struct Memory {
     layer_weights: f64,
     embeddings: f64,
     output: f64,
+    /// Pipeline stages, expert parallelism and the drafter ([`plan_memory`]).
+    plan: PlanMemory,
 }
 
 /// Where the layers go with `offload = auto` when the GPUs cannot hold them all.
@@ -396,8 +407,18 @@ impl Memory {
         (self.kv_global * context + self.kv_local * context.min(self.window)) * seqs
     }
 
+    /// The drafter's weights and KV, all GPUs of a stage together.
+    fn drafter_total(&self, context: f64, seqs: f64) -> f64 {
+        self.plan.drafter_weights + self.plan.drafter_kv_per_token * context * seqs
+    }
+
     fn per_gpu(&self, context: f64, seqs: f64, count: f64) -> f64 {
-        self.weights / count + self.kv_total(context, seqs) * self.kv_share + self.overhead
+        let stages = self.plan.stages.max(1.0);
+        (self.weights / count + self.kv_total(context, seqs) * self.kv_share) / stages
+            + self.plan.expert_extra
+            + self.plan.drafter_weights / count
+            + self.plan.drafter_kv_per_token * context * seqs * self.kv_share
+            + self.overhead
     }
 }
 
@@ -495,13 +516,15 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let engine = inputs.engine;
     let vocab = model.number("vocab").unwrap_or(0.0);
-    let tensor_parallel = if count > 1.0 {
+    // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
+    let gpus = inputs.gpus_per_replica().max(1) as f64;
+    let tensor_parallel = if gpus > 1.0 {
         engine.number("overhead_tensor_parallel").unwrap_or(0.0)
     } else {
         0.0
     };
     let overhead = need(engine, inputs.engine_name, "overhead")?
-        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / count
+        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / gpus
         + engine.number("overhead_per_vocab").unwrap_or(0.0) * vocab
         + tensor_parallel;
     // `kv_free_share` (LMDeploy's --cache-max-entry-count): the KV cache may take that share
@@ -553,7 +576,9 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         0.0
     };
     let layer_weights = (weights - 2.0 * matrix) / layers.max(1.0);
+    let plan = plan_memory(inputs, weights, per_layer * layers, layers);
     Ok(Memory {
+        plan,
         weights,
         from_files,
         kv_global: per_layer * (layers - local_layers),
@@ -687,7 +712,10 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
     let host_memory = inputs.host.and_then(|host| host.memory);
     let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
     let kv = mem.kv_total(context, seqs);
-    let total = mem.weights + kv + mem.overhead * count;
+    let total = mem.weights
+        + kv
+        + mem.drafter_total(context, seqs)
+        + mem.overhead * count * mem.plan.stages.max(1.0);
     let window = inputs.model.number("max_context");
     let no_memory = if inputs.on_cpu() {
         missing("the deployment's host has no `memory`".to_string())
@@ -1177,7 +1205,7 @@ fn speed_and_cost(
 /// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second, with how
 /// the price was found (`pricing`, `provider`, `offer`, `instances`).
 fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<f64>) {
-    let count = inputs.count as f64;
+    let count = inputs.gpus_per_replica() as f64;
     let hourly = match inputs.pricing {
         None => hourly_price(inputs.gpu)
             .map(|price| price * count * inputs.replicas as f64)
@@ -1298,19 +1326,7 @@ fn serving_inputs(
             .unwrap_or(pooled.moe_efficiency),
     };
     let model = inputs.model;
-    let params = model.number("params").unwrap_or(0.0);
-    let active = model.number("active_params").unwrap_or(params);
-    let (expert_share, expert_pick) =
-        match (model.number("experts"), model.number("experts_active")) {
-            // (params − active) = (experts − k) × one expert's parameters.
-            (Some(experts), Some(k)) if experts > k && active < params && params > 0.0 => {
-                let per_expert = (params - active) / (experts - k);
-                ((experts * per_expert / params).min(1.0), k / experts)
-            }
-            // Experts not given: the touched share of the active fraction.
-            _ if active < params && params > 0.0 => (1.0, active / params),
-            _ => (0.0, 1.0),
-        };
+    let (expert_share, expert_pick) = expert_shares(model);
     let layers = mem.layers.max(1.0);
     let heads = model.number("heads").unwrap_or(0.0);
     let hidden = model.number("hidden").unwrap_or(0.0);
@@ -1355,6 +1371,8 @@ fn serving_inputs(
         kv_local: kv_per_layer * local,
         kv_window: window,
         decode_context,
+        parallel: parallel_inputs(inputs),
+        drafter: drafter_inputs(inputs, mem),
         batch_tokens: batch_tokens(inputs),
         scheduling: match engine.symbol("scheduling") {
             Some("prefill_first") => speed::Scheduling::PrefillFirst,
@@ -1411,6 +1429,168 @@ fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
     }
 }
 
+/// The layout of a replica beyond its tensor-parallel group: pipeline stages, the GPU's
+/// node size and network (`gpus_per_node`, `node_link`), expert parallelism.
+fn parallel_inputs(inputs: &Inputs<'_, '_>) -> speed::Parallel {
+    let plan = inputs.plan;
+    speed::Parallel {
+        stages: plan.pipeline.max(1) as f64,
+        gpus_per_node: inputs.gpu.number("gpus_per_node"),
+        node_link: inputs
+            .gpu
+            .number("node_link")
+            .unwrap_or(speed::DEFAULT_NODE_LINK),
+        expert_parallel: plan.expert_parallel,
+        experts_active: inputs.model.number("experts_active").unwrap_or(1.0),
+        prompt: inputs
+            .prompt
+            .unwrap_or_else(|| DEFAULT_PROMPT.min(inputs.context as f64)),
+    }
+}
+
+/// The drafter of `speculative { }` as the speed model reads it: per drafted token, the
+/// weights one GPU reads, the parameters multiplied and the KV read per context token
+/// ([`plan_memory`] sizes them).
+fn drafter_inputs(inputs: &Inputs<'_, '_>, mem: &Memory) -> Option<speed::Drafter> {
+    let spec = inputs.plan.speculative?;
+    let count = inputs.count.max(1) as f64;
+    let plan = &mem.plan;
+    Some(speed::Drafter {
+        tokens: spec.tokens as f64,
+        expected: spec.expected_tokens(),
+        weights_bytes: plan.drafter_read / count,
+        params: plan.drafter_params,
+        kv_per_token: plan.drafter_kv_per_token * mem.kv_share,
+    })
+}
+
+/// Bytes per parameter of drafter heads and draft models: 16 bit (EAGLE heads and draft
+/// checkpoints ship in BF16).
+const DRAFTER_BYTES_PER_PARAM: f64 = 2.0;
+/// The vocabulary of an EAGLE-3 head's own output layer (its `draft_vocab_size`: 32,000
+/// in the published heads for Llama 3.1 and Qwen3).
+const EAGLE3_DRAFT_VOCAB: f64 = 32_000.0;
+
+/// What pipeline stages, expert parallelism and a drafter change in memory
+/// (docs/calibration-serving.md): each GPU holds `1 / stages` of the layers, and of
+/// their KV; with experts spread whole, the busiest GPU holds `ceil(experts / count)` of
+/// them; a drafter adds its weights (split over the tensor-parallel GPUs of the last
+/// stage) and its KV per token.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PlanMemory {
+    pub stages: f64,
+    /// Bytes the busiest GPU holds beyond an even split of the experts.
+    pub expert_extra: f64,
+    /// Drafter weights, bytes (all GPUs of a stage together).
+    pub drafter_weights: f64,
+    /// Drafter weights one drafted token reads, bytes, and the parameters it multiplies.
+    pub drafter_read: f64,
+    pub drafter_params: f64,
+    /// Drafter KV bytes per context token of one sequence, before the tensor-parallel split.
+    pub drafter_kv_per_token: f64,
+}
+
+/// Routed experts' share of a model's parameters and the share of them one token picks
+/// (`experts_active / experts`): (0, 1) for a dense model.
+fn expert_shares(model: &Entry<'_>) -> (f64, f64) {
+    let params = model.number("params").unwrap_or(0.0);
+    let active = model.number("active_params").unwrap_or(params);
+    match (model.number("experts"), model.number("experts_active")) {
+        // (params − active) = (experts − k) × one expert's parameters.
+        (Some(experts), Some(k)) if experts > k && active < params && params > 0.0 => {
+            let per_expert = (params - active) / (experts - k);
+            ((experts * per_expert / params).min(1.0), k / experts)
+        }
+        // Experts not given: the touched share of the active fraction.
+        _ if active < params && params > 0.0 => (1.0, active / params),
+        _ => (0.0, 1.0),
+    }
+}
+
+/// [`PlanMemory`] of a deployment, from its plan and the target's memory terms.
+fn plan_memory(
+    inputs: &Inputs<'_, '_>,
+    weights: f64,
+    kv_per_token: f64,
+    layers: f64,
+) -> PlanMemory {
+    let plan = inputs.plan;
+    let model = inputs.model;
+    let count = inputs.count.max(1) as f64;
+    let stages = plan.pipeline.max(1) as f64;
+    let expert_extra = match model.number("experts") {
+        Some(experts) if plan.expert_parallel && experts > 0.0 => {
+            let (share, _) = expert_shares(model);
+            let busiest = (experts / count).ceil() / experts;
+            weights * share * (busiest - 1.0 / count).max(0.0) / stages
+        }
+        _ => 0.0,
+    };
+    let layers = layers.max(1.0);
+    let params = model.number("params").unwrap_or(0.0);
+    let active = model.number("active_params").unwrap_or(params);
+    let hidden = model.number("hidden").unwrap_or(0.0);
+    let (drafter_weights, drafter_read, drafter_params, drafter_kv_per_token) =
+        match plan.speculative {
+            None => (0.0, 0.0, 0.0, 0.0),
+            Some(spec) => match spec.method {
+                super::parallel::Method::Ngram => (0.0, 0.0, 0.0, 0.0),
+                // One decoder layer of the target's width (an active layer's parameters)
+                // and its own output layer over the draft vocabulary, in 16 bit; the KV of
+                // one layer.
+                super::parallel::Method::Eagle3 => {
+                    let head = active / layers + EAGLE3_DRAFT_VOCAB * hidden;
+                    let bytes = head * DRAFTER_BYTES_PER_PARAM;
+                    (bytes, bytes, head, kv_per_token / layers)
+                }
+                // One more layer of the model itself, at the weights' format: it holds a
+                // layer's parameters and reads an active layer's; the KV of one layer.
+                super::parallel::Method::Mtp => {
+                    let per_param = if params > 0.0 { weights / params } else { 0.0 };
+                    (
+                        weights / layers,
+                        active / layers * per_param,
+                        active / layers,
+                        kv_per_token / layers,
+                    )
+                }
+                // The draft model in 16 bit, and its own KV at the deployment's KV dtype.
+                super::parallel::Method::Draft => match spec.draft {
+                    Some((draft, _)) => {
+                        let draft_params = draft.number("params").unwrap_or(0.0);
+                        let draft_active = draft.number("active_params").unwrap_or(draft_params);
+                        let heads = draft.number("heads").unwrap_or(0.0);
+                        let kv_heads = draft.number("kv_heads").unwrap_or(heads);
+                        let head_dim = draft.number("head_dim").unwrap_or_else(|| {
+                            match (draft.number("hidden"), heads) {
+                                (Some(h), n) if n > 0.0 => h / n,
+                                _ => 0.0,
+                            }
+                        });
+                        let kv_bytes = inputs.kv.number("bytes").unwrap_or(2.0);
+                        let draft_layers = draft.number("layers").unwrap_or(0.0);
+                        let bytes = draft_params * DRAFTER_BYTES_PER_PARAM;
+                        (
+                            bytes,
+                            draft_active * DRAFTER_BYTES_PER_PARAM,
+                            draft_active,
+                            2.0 * draft_layers * kv_heads * head_dim * kv_bytes,
+                        )
+                    }
+                    None => (0.0, 0.0, 0.0, 0.0),
+                },
+            },
+        };
+    PlanMemory {
+        stages,
+        expert_extra,
+        drafter_weights,
+        drafter_read,
+        drafter_params,
+        drafter_kv_per_token,
+    }
+}
+
 /// Whether an offer carries this GPU: its `gpu` is the entry or one of the entry's
 /// `extends` ancestors (by name, never by display name).
 pub fn offer_gpu_matches(offer: &Entry<'_>, gpu: &Entry<'_>, gpu_name: &str) -> bool {
@@ -1464,7 +1644,7 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
             continue;
         };
         let gpus = gpus as u64;
-        let instances = instances_needed(inputs.count, inputs.replicas, gpus);
+        let instances = instances_needed(inputs.gpus_per_replica(), inputs.replicas, gpus);
         let cost = instances as f64 * rate;
         let better = match &best {
             None => true,

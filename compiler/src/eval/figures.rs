@@ -195,7 +195,7 @@ figures! {
     pricing: String, FieldTy::Str, PRICE, "how `cost_per_hour` is computed: `cloud` (whole instances of an offer) or `owned` (amortised purchase price and power)";
     provider: String, FieldTy::Str, PRICE, "the cloud the GPUs are rented from (`pricing = cloud`)";
     offer: String, FieldTy::Str, PRICE, "the catalog offer rented: the cheapest that carries the GPU and passes `provider`, `region` and `spot`, or the deployment's `offer`";
-    instances: f64, FieldTy::Number, PRICE, "whole instances of the offer rented for `count` × `replicas` GPUs";
+    instances: f64, FieldTy::Number, PRICE, "whole instances of the offer rented for `count` × `pipeline` × `replicas` GPUs";
     cost_per_mtok: f64, FieldTy::Q(Dim::PER_TOKEN), &[ "gpu", "count", "replicas", "model", "quant", "seqs", "context", "kv_cache", ], "price per generated token";
     comfortable_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps 10 % of usable memory free";
     kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";

@@ -5,6 +5,7 @@ pub mod deployment;
 pub mod entry;
 pub mod estimate;
 pub mod figures;
+pub mod parallel;
 pub mod schema;
 pub mod sim;
 pub mod speed;

@@ -389,6 +389,10 @@ pub const KERNELS: &[&str] = &["serving", "llamacpp"];
 pub const LENGTHS: &[&str] = &["fixed", "varied"];
 /// How a serving engine mixes prompt chunks with decodes (engines' `scheduling`).
 pub const SCHEDULINGS: &[&str] = &["mixed", "prefill_first"];
+/// How a speculative-decoding drafter proposes tokens (`speculative { method }`):
+/// an EAGLE-3 head, the model's own multi-token-prediction layer, prompt n-gram lookup,
+/// or a separate draft model (`draft = <model>`).
+pub const SPEC_METHODS: &[&str] = &["eagle3", "mtp", "ngram", "draft"];
 pub const SPLITS: &[&str] = &["tensor", "layers"];
 
 /// Tensor rates are dense multiply-add throughput per clock per SM (NVIDIA), CU (AMD) or
@@ -497,6 +501,18 @@ const GPU: &[FieldSpec] = &[
         "link_bandwidth",
         FieldTy::Q(Dim::BANDWIDTH),
         "GPU-to-GPU bandwidth",
+    )
+    .valid(Valid::Positive),
+    f(
+        "gpus_per_node",
+        FieldTy::Number,
+        "GPUs in one server sharing the `interconnect` (an HGX/DGX board: 8); a tensor-parallel group larger than this crosses `node_link`",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "node_link",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "network bandwidth per GPU between nodes, per direction (400 Gb/s InfiniBand NDR or RoCE)",
     )
     .valid(Valid::Positive),
     f(
@@ -900,6 +916,22 @@ const DEPLOYMENT: &[FieldSpec] = &[
     f("engine", FieldTy::Ref(DeclKind::Engine), "serving engine"),
     f("gpu", FieldTy::Ref(DeclKind::Gpu), "GPU"),
     f("count", FieldTy::Number, "tensor-parallel GPUs per replica").valid(Valid::Whole { min: 1 }),
+    f(
+        "pipeline",
+        FieldTy::Number,
+        "pipeline-parallel stages, each of `count` GPUs holding its share of the layers: a replica uses `count × pipeline` GPUs (default 1)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "expert_parallel",
+        FieldTy::Symbol(BOOLEANS),
+        "`true`: a mixture-of-experts model's experts are spread whole over the GPUs and tokens reach them by all-to-all (vLLM `--enable-expert-parallel`); default `false`",
+    ),
+    f(
+        "speculative",
+        FieldTy::Block,
+        "speculative decoding: method, tokens, acceptance, draft",
+    ),
     f("replicas", FieldTy::Number, "copies of the deployment").valid(Valid::Whole { min: 1 }),
     f(
         "memory_utilization",
@@ -992,6 +1024,32 @@ pub const WORKLOAD: &[FieldSpec] = &[
         "lengths",
         FieldTy::Symbol(LENGTHS),
         "`fixed`: every request has `prompt` and `output` tokens (default); `varied`: exponentially distributed around them, as in chat traces",
+    ),
+];
+
+/// `speculative { ... }` in a deployment (docs/calibration-serving.md, speculative decoding).
+pub const SPECULATIVE: &[FieldSpec] = &[
+    f(
+        "method",
+        FieldTy::Symbol(SPEC_METHODS),
+        "how tokens are drafted: `eagle3` or `mtp` (a head of about one layer), `ngram` (prompt lookup, no model), `draft` (a separate model, `draft = ...`)",
+    ),
+    f(
+        "tokens",
+        FieldTy::Number,
+        "tokens drafted per step, which the target verifies together (default 3)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "acceptance",
+        FieldTy::Ratio,
+        "chance that each drafted token is accepted (default: the method's published typical rate)",
+    )
+    .valid(Valid::ShareOrZero),
+    f(
+        "draft",
+        FieldTy::Ref(DeclKind::Model),
+        "the draft model (`method = draft`)",
     ),
 ];
 
@@ -1129,7 +1187,12 @@ mod tests {
             DeclKind::Offer,
             DeclKind::Deployment,
         ] {
-            for spec in schema(kind).iter().chain(WORKLOAD).chain(OWNED) {
+            for spec in schema(kind)
+                .iter()
+                .chain(WORKLOAD)
+                .chain(OWNED)
+                .chain(SPECULATIVE)
+            {
                 if matches!(spec.ty, FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio) {
                     assert_ne!(spec.valid, Valid::Any, "{} has no range", spec.name);
                 }

@@ -63,6 +63,9 @@ pub struct Config {
     pub prompt: u64,
     pub output: u64,
     pub varied: bool,
+    /// Expected output tokens a decode step gives each sequence: 1, or with speculative
+    /// decoding its accepted drafts plus the target's own token.
+    pub tokens_per_step: f64,
     pub arrivals: Arrivals,
     pub scheduling: Scheduling,
 }
@@ -107,6 +110,8 @@ struct Request {
     output: u64,
     /// Prompt tokens not yet processed.
     prompt_left: u64,
+    /// The decode counter at its first token.
+    start: u64,
     first_scheduled: Option<f64>,
     first_token: f64,
 }
@@ -192,10 +197,17 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     let mut finishing: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut running: u64 = 0;
     let mut decoding: u64 = 0;
-    // Decode steps so far; Σ over decoding requests of (prompt + 1 − counter at first
-    // token): with `decoding × counter` it gives their total context.
+    // Decode steps so far; over the decoding requests, Σ (prompt + 1) and Σ counter at
+    // their first token: their total context is Σ (prompt + 1) + tokens per step ×
+    // (decoding × counter − Σ start).
     let mut counter: u64 = 0;
-    let mut context_offset: f64 = 0.0;
+    let mut sum_base: f64 = 0.0;
+    let mut sum_start: f64 = 0.0;
+    let per_step = if config.tokens_per_step.is_finite() {
+        config.tokens_per_step.max(1.0)
+    } else {
+        1.0
+    };
     let mut now = 0.0;
     let mut work: u64 = 0;
     let mut ttft = Vec::new();
@@ -227,6 +239,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 prompt: p,
                 output: o,
                 prompt_left: p,
+                start: 0,
                 first_scheduled: None,
                 first_token: 0.0,
             });
@@ -253,7 +266,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             Scheduling::PrefillFirst => decoding > 0 && !prompts_pending,
         };
         let decode_context = if decoding > 0 {
-            (decoding as f64 * counter as f64 + context_offset) / decoding as f64
+            (sum_base + per_step * (decoding as f64 * counter as f64 - sum_start)) / decoding as f64
         } else {
             0.0
         };
@@ -274,7 +287,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             let mut k = finish.saturating_sub(counter).max(1);
             let shape = |k: u64| Shape {
                 decode: decoding as f64,
-                decode_context: decode_context + (k as f64 - 1.0) / 2.0,
+                decode_context: decode_context + per_step * (k as f64 - 1.0) / 2.0,
                 prefill: 0.0,
                 prefill_context: 0.0,
             };
@@ -289,7 +302,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             }
             now += k as f64 * step(shape(k)).max(1e-9);
             counter += k;
-            produced += (decoding * k) as f64;
+            produced += (decoding * k) as f64 * per_step;
             work += 1;
         } else {
             // One step with prompt chunks.
@@ -352,7 +365,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             now += step(shape).max(1e-9);
             if decode_this_step {
                 counter += 1;
-                produced += decoding as f64;
+                produced += decoding as f64 * per_step;
             }
             produced += completed_prompts.len() as f64;
             // Prompts done this step give their first token at its end. Chunks go out in
@@ -379,8 +392,11 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                     }
                 } else {
                     decoding += 1;
-                    context_offset += r.prompt as f64 + 1.0 - counter as f64;
-                    finishing.push(Reverse((counter + r.output - 1, id)));
+                    r.start = counter;
+                    sum_base += r.prompt as f64 + 1.0;
+                    sum_start += counter as f64;
+                    let steps = ((r.output - 1) as f64 / per_step).ceil().max(1.0) as u64;
+                    finishing.push(Reverse((counter + steps, id)));
                 }
             }
         }
@@ -397,7 +413,8 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             produced_at_done.push(produced);
             running -= 1;
             decoding -= 1;
-            context_offset -= r.prompt as f64 + 1.0 - (finish + 1 - r.output) as f64;
+            sum_base -= r.prompt as f64 + 1.0;
+            sum_start -= r.start as f64;
             work += 1;
             if closed && issued < total {
                 // Pushed in time order: `now` only grows.
@@ -406,7 +423,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             }
         }
         if decoding == 0 {
-            context_offset = 0.0;
+            (sum_base, sum_start) = (0.0, 0.0);
         }
     }
 
@@ -472,6 +489,7 @@ mod tests {
             prompt: 1000,
             output: 101,
             varied: false,
+            tokens_per_step: 1.0,
             arrivals,
             scheduling: Scheduling::Mixed,
         }

@@ -418,6 +418,11 @@ pub struct Serving {
     pub kv_window: f64,
     /// Average context a decode step attends to.
     pub decode_context: f64,
+    /// Pipeline stages, nodes and expert parallelism ([`Parallel::NONE`] for one
+    /// tensor-parallel group inside a node).
+    pub parallel: Parallel,
+    /// Speculative decoding's drafter, when the deployment has `speculative { }`.
+    pub drafter: Option<Drafter>,
     /// The engine's token budget per step (`max_num_batched_tokens`) and how it mixes
     /// prompt chunks with decodes.
     pub batch_tokens: f64,
@@ -459,6 +464,7 @@ fn simulate_serving(
         prompt: whole(inputs.prompt),
         output: whole(output),
         varied: serving.varied,
+        tokens_per_step: serving.drafter.map_or(1.0, |d| d.expected.max(1.0)),
         arrivals,
         scheduling: serving.scheduling,
     };
@@ -520,11 +526,168 @@ fn waves(
     (throughput, ttft, tpot, ttft_p99, tpot_p99)
 }
 
+/// How a replica's GPUs are laid out beyond tensor parallelism
+/// (docs/calibration-serving.md, "Pipeline and expert parallelism").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Parallel {
+    /// Pipeline-parallel stages, each a tensor-parallel group of `count` GPUs holding
+    /// `1 / stages` of the layers.
+    pub stages: f64,
+    /// GPUs in one node (`gpus_per_node`), when the catalog says; a tensor-parallel group
+    /// larger than a node all-reduces over `node_link`.
+    pub gpus_per_node: Option<f64>,
+    /// Network bandwidth per GPU between nodes, bytes/s, per direction.
+    pub node_link: f64,
+    /// Experts spread whole over the tensor-parallel GPUs: each MoE layer's all-reduce
+    /// becomes two all-to-alls (dispatch and combine) of each token to its `experts_active`
+    /// experts.
+    pub expert_parallel: bool,
+    pub experts_active: f64,
+    /// The prompt tokens of one request: a prefill of `p` tokens is `p / prompt`
+    /// requests, which a pipeline runs as separate micro-batches.
+    pub prompt: f64,
+}
+
+impl Parallel {
+    pub const NONE: Parallel = Parallel {
+        stages: 1.0,
+        gpus_per_node: None,
+        node_link: DEFAULT_NODE_LINK,
+        expert_parallel: false,
+        experts_active: 1.0,
+        prompt: 1.0,
+    };
+}
+
+/// Network bandwidth per GPU between nodes when a GPU lists none: 400 Gb/s InfiniBand
+/// NDR or RoCE, 50 GB/s, what DGX/HGX H100-class nodes carry per GPU.
+pub const DEFAULT_NODE_LINK: f64 = 50e9;
+/// Latency added to each all-reduce that crosses nodes, seconds: NCCL's ring and tree
+/// algorithms add a network round (a few microseconds on InfiniBand) plus the proxy
+/// thread's hand-off per step; assumed, not fitted (no multi-node rows in the data).
+pub const NODE_ALL_REDUCE_LATENCY: f64 = 25e-6;
+/// Latency of one point-to-point activation send between pipeline stages, seconds
+/// (NCCL send/recv of a small message, kernel launch included); assumed, not fitted.
+pub const PIPELINE_SEND_LATENCY: f64 = 20e-6;
+/// Latency of one expert-parallel all-to-all (dispatch or combine), seconds; assumed:
+/// the fitted tensor-parallel all-reduce latency ([`SERVING_ALL_REDUCE_LATENCY`]).
+pub const ALL_TO_ALL_LATENCY: f64 = SERVING_ALL_REDUCE_LATENCY;
+/// Fixed time of one drafter forward pass (one drafted token for the batch), seconds:
+/// a small CUDA graph's replay and the draft sampling; assumed, not fitted (the
+/// speculative rows of the data are on models or attention layouts the catalog lacks).
+pub const DRAFT_FORWARD_OVERHEAD: f64 = 60e-6;
+
+/// Speculative decoding's drafter (docs/calibration-serving.md, "Speculative decoding").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Drafter {
+    /// Tokens drafted per step, `k`: the target verifies `k + 1` per sequence.
+    pub tokens: f64,
+    /// Expected tokens a target step yields per sequence, `(1 − a^(k+1)) / (1 − a)`.
+    pub expected: f64,
+    /// Bytes of drafter weights one GPU reads per drafted token, and the parameters one
+    /// drafted token multiplies (0 for n-gram lookup, which runs on the CPU).
+    pub weights_bytes: f64,
+    pub params: f64,
+    /// Drafter KV bytes one GPU reads per context token of one sequence.
+    pub kv_per_token: f64,
+}
+
+/// Time of the drafter's `k` forward passes for `decode` sequences at `context`: each
+/// reads the drafter's weights and KV and multiplies its parameters, at the engine's
+/// efficiencies, plus [`DRAFT_FORWARD_OVERHEAD`]; nothing for n-gram lookup.
+fn draft_time(
+    drafter: &Drafter,
+    decode: f64,
+    context: f64,
+    eta: f64,
+    rate: Option<f64>,
+    count: f64,
+) -> f64 {
+    if decode <= 0.0 || (drafter.weights_bytes <= 0.0 && drafter.params <= 0.0) {
+        return 0.0;
+    }
+    let memory = (drafter.weights_bytes + drafter.kv_per_token * context * decode) / eta;
+    let compute = rate.map_or(0.0, |rate| 2.0 * drafter.params * decode / count / rate);
+    drafter.tokens * (memory.max(compute) + DRAFT_FORWARD_OVERHEAD)
+}
+
+/// How many micro-batches a pipeline runs a step's work as: one per request in it (a
+/// decoding sequence or a prompt), at most one per stage.
+fn micro_batches(parallel: &Parallel, decode: f64, prefill: f64) -> f64 {
+    if parallel.stages <= 1.0 {
+        return 1.0;
+    }
+    (decode + prefill / parallel.prompt.max(1.0)).clamp(1.0, parallel.stages)
+}
+
+/// Time of a micro-batch of `tokens` tokens crossing the pipeline's `stages − 1` stage
+/// boundaries: each sends its activations (`hidden` × 16 bits per token) point to point,
+/// over `node_link` where the boundary is between nodes, else over the GPUs' link.
+fn pipeline_send_time(parallel: &Parallel, count: f64, tokens: f64, hidden: f64, link: f64) -> f64 {
+    let boundaries = (parallel.stages - 1.0).max(0.0);
+    if boundaries == 0.0 {
+        return 0.0;
+    }
+    let crossing = match parallel.gpus_per_node {
+        Some(node) if count >= node => boundaries,
+        Some(node) => {
+            let per_node = (node / count).floor().max(1.0);
+            ((parallel.stages / per_node).ceil() - 1.0).clamp(0.0, boundaries)
+        }
+        None => 0.0,
+    };
+    let bytes = tokens * hidden * ACTIVATION_BYTES;
+    crossing * (bytes / parallel.node_link + PIPELINE_SEND_LATENCY)
+        + (boundaries - crossing) * (bytes / link + PIPELINE_SEND_LATENCY)
+}
+
+/// Time of the tensor-parallel communication of one step over `tokens` tokens on
+/// `count` GPUs: two all-reduces per layer over the GPUs' link, or over `node_link`
+/// (plus [`NODE_ALL_REDUCE_LATENCY`]) when the group spans nodes; with expert
+/// parallelism the MoE half becomes two all-to-alls sending each token's activations
+/// to its `experts_active` experts, `(count − 1) / count` of them off the GPU.
+fn tensor_parallel_time(
+    parallel: &Parallel,
+    count: f64,
+    tokens: f64,
+    hidden: f64,
+    layers: f64,
+    link: f64,
+    moe: bool,
+) -> f64 {
+    if count <= 1.0 {
+        return 0.0;
+    }
+    let across = parallel.gpus_per_node.is_some_and(|node| count > node);
+    let (bandwidth, latency) = if across {
+        (
+            parallel.node_link.min(link),
+            SERVING_ALL_REDUCE_LATENCY + NODE_ALL_REDUCE_LATENCY,
+        )
+    } else {
+        (link, SERVING_ALL_REDUCE_LATENCY)
+    };
+    let all_reduce =
+        tokens * hidden * ACTIVATION_BYTES * 2.0 * (count - 1.0) / count / bandwidth + latency;
+    if parallel.expert_parallel && moe {
+        let sent =
+            tokens / count * parallel.experts_active * hidden * ACTIVATION_BYTES * (count - 1.0)
+                / count;
+        let all_to_all = sent / bandwidth + ALL_TO_ALL_LATENCY;
+        layers * (all_reduce + 2.0 * all_to_all)
+    } else {
+        2.0 * layers * all_reduce
+    }
+}
+
 /// One serving engine step: its time and which resource bounds it.
 struct Step {
     time: f64,
     compute_bound: bool,
     bytes: f64,
+    /// Expected output tokens each decoding sequence gains in the step: 1, or with
+    /// speculative decoding the accepted drafts plus the target's own token.
+    accepted: f64,
 }
 
 /// A serving engine under continuous batching (docs/calibration-serving.md).
@@ -561,20 +724,35 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         .peak16
         .or(inputs.peak)
         .map(|peak| engine.compute_efficiency * peak);
+    let parallel = serving.parallel;
+    let moe = serving.expert_share > 0.0;
     let all_reduce = |tokens: f64| {
-        if count <= 1.0 {
-            return 0.0;
-        }
-        let bytes = tokens * inputs.hidden * ACTIVATION_BYTES * 2.0 * (count - 1.0) / count;
-        2.0 * inputs.layers * (bytes / inputs.link_bandwidth + SERVING_ALL_REDUCE_LATENCY)
+        tensor_parallel_time(
+            &parallel,
+            count,
+            tokens,
+            inputs.hidden,
+            inputs.layers,
+            inputs.link_bandwidth,
+            moe,
+        )
     };
+    // Speculative decoding: each decoding sequence verifies its `k` drafts and the next
+    // token together, `k + 1` query tokens that read its KV once.
+    let verified = serving.drafter.map_or(1.0, |d| d.tokens + 1.0);
     let attention = |queries: f64, context: f64| {
         queries
             * (serving.attention_global * context
                 + serving.attention_local * context.min(serving.window))
     };
-    let step = |decode: f64, prefill: f64, decode_context: f64, prefill_context: f64| {
-        let tokens = decode + prefill;
+    let step = |all_decode: f64, all_prefill: f64, decode_context: f64, prefill_context: f64| {
+        // A pipeline runs the step's requests as micro-batches, one stage each at a time:
+        // a sequence advances when its micro-batch has passed every stage, which takes
+        // the whole model's time for that micro-batch (docs/calibration-serving.md).
+        let micro = micro_batches(&parallel, all_decode, all_prefill);
+        let (decode, prefill) = (all_decode / micro, all_prefill / micro);
+        let queries = decode * verified;
+        let tokens = queries + prefill;
         let touched = 1.0 - (1.0 - serving.expert_pick).powf(tokens.max(1.0));
         let dense = inputs.weights_bytes / count * (1.0 - serving.expert_share);
         let experts = inputs.weights_bytes / count * serving.expert_share * touched;
@@ -590,24 +768,46 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
             .unwrap_or(0.0);
         let attention_time = attention_rate
             .map(|rate| {
-                (attention(decode, decode_context) + attention(prefill, prefill_context))
+                (attention(queries, decode_context) + attention(prefill, prefill_context))
                     / count
                     / rate
             })
             .unwrap_or(0.0);
+        let drafting = serving.drafter.map_or(0.0, |drafter| {
+            draft_time(&drafter, decode, decode_context, eta, matmul_rate, count)
+        });
+        let sends = pipeline_send_time(
+            &parallel,
+            count,
+            tokens,
+            inputs.hidden,
+            inputs.link_bandwidth,
+        );
         Step {
             time: weights_time.max(matmul_time)
                 + kv_time.max(attention_time)
                 + all_reduce(tokens)
+                + sends
+                + drafting
                 + overhead
-                + engine.sequence_overhead * decode,
+                + engine.sequence_overhead * all_decode,
             compute_bound: matmul_time + attention_time > weights_time + kv_time,
-            bytes: dense + experts + kv,
+            bytes: (dense + experts + kv) / parallel.stages.max(1.0),
+            accepted: match serving.drafter {
+                Some(drafter) if all_decode > 0.0 => drafter.expected,
+                _ => 1.0,
+            },
         }
     };
     let seqs = inputs.seqs.max(1.0);
     let prompt = inputs.prompt;
     let decode = step(seqs, 0.0, serving.decode_context, 0.0);
+    // The time per output token of a decode step (with speculative decoding a step
+    // yields `accepted` tokens per sequence).
+    let decode = Step {
+        time: decode.time / decode.accepted,
+        ..decode
+    };
     // Prefill needs a compute peak: without one there is no prefill or first-token time.
     let computable = matmul_rate.is_some();
     let single_prefill = step(0.0, prompt, 0.0, prompt / 2.0).time;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::eval::figures::{PROPERTIES, property};
-use crate::eval::schema::{FieldTy, OWNED, WORKLOAD, field_spec, schema};
+use crate::eval::schema::{FieldTy, OWNED, SPECULATIVE, WORKLOAD, field_spec, schema};
 use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::span::Span;
@@ -434,7 +434,8 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
     if let Some(field) = field_of_line(db, file, offset) {
         let spec = field_spec(kind, &field)
             .or_else(|| WORKLOAD.iter().find(|s| s.name == field))
-            .or_else(|| OWNED.iter().find(|s| s.name == field));
+            .or_else(|| OWNED.iter().find(|s| s.name == field))
+            .or_else(|| SPECULATIVE.iter().find(|s| s.name == field));
         match spec.map(|s| s.ty) {
             Some(FieldTy::Ref(target)) | Some(FieldTy::RefList(target)) if !after_number => {
                 return scope

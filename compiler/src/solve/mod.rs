@@ -524,6 +524,7 @@ pub(crate) fn search<'db>(
             fields: full(assignment),
             workload: resolved.workload.clone(),
             owned: resolved.owned.clone(),
+            speculative: resolved.speculative.clone(),
         };
         let offers = offers_of(value_of(combination, "gpu"));
         let result = run_with_offers(cx, fields, mode, &offers, &mut scratch);
