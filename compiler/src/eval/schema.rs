@@ -763,6 +763,70 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Symbol(YES_NO),
         "serving kernels: `yes` replays captured CUDA graphs for decode steps; `no` launches every kernel of every layer each step (default `yes`)",
     ),
+    // Engine memory beyond weights and KV cache (docs/estimation.md, "Engine memory").
+    f(
+        "context_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA context and other memory outside the framework's allocator, per GPU",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "activation_per_hidden",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: activation peak of the startup profiling pass per batched token per unit of the model's `hidden`",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "batched_tokens",
+        FieldTy::Number,
+        "engine memory: tokens of the startup profiling pass (max_num_batched_tokens) on GPUs with at least `batched_tokens_memory`",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "batched_tokens_small",
+        FieldTy::Number,
+        "engine memory: tokens of the profiling pass on GPUs with less than `batched_tokens_memory` (default `batched_tokens`)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "batched_tokens_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: GPU memory from which `batched_tokens` applies rather than `batched_tokens_small`",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "chunked_prefill",
+        FieldTy::Symbol(YES_NO),
+        "engine memory: `yes` bounds the profiling pass at `batched_tokens`; `no` profiles a whole context (max(context, batched_tokens)) (default `yes`)",
+    ),
+    f(
+        "sampler_per_logit",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: sampler buffers per sequence (`seqs`) per vocabulary entry in the profiling pass",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graph_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA-graph capture pool per GPU, fixed part (0 with `enforce_eager = yes` or `cuda_graphs = no`)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graph_memory_per_layer",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA-graph capture pool per GPU, per model layer",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graphs_in_budget",
+        FieldTy::Symbol(YES_NO),
+        "engine memory: `yes` when the CUDA-graph pool counts inside `utilization`; `no` when it comes on top of it (default `yes`)",
+    ),
+    f(
+        "startup_check",
+        FieldTy::Symbol(YES_NO),
+        "`yes`: the engine sizes its KV cache from a startup profile and refuses to start without a KV budget or with a context longer than the KV cache holds (default `no`)",
+    ),
 ];
 
 /// A machine's system memory and bus: where offloaded layers (`offload = auto`) and
