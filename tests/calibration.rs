@@ -450,3 +450,294 @@ fn vllm_startup_logs() {
         "CUDA graph memory: worst error {g_worst:.3} GiB (bound 0.45 GiB)"
     );
 }
+
+/// A row's stated outcome: the engine started (it logged a KV cache) or failed at startup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Starts,
+    Fails,
+}
+
+fn outcome(row: &Row) -> Option<Outcome> {
+    let notes = row["notes"].to_lowercase();
+    if notes.contains("fail") || notes.contains("ooms") || notes.contains("error:") {
+        return Some(Outcome::Fails);
+    }
+    let logged_kv = !row["kv_tokens"].trim().is_empty()
+        || !row["gpu_blocks"].trim().is_empty()
+        || notes.contains("kv cache memory")
+        || notes.contains("kv_cache_size")
+        || notes.contains("available_kv_cache_memory")
+        || notes.contains("kv cache ");
+    logged_kv.then_some(Outcome::Starts)
+}
+
+/// Catalog GPUs for rows that name the GPU but not its memory (lower-cased substring →
+/// catalog entry).
+const GPUS: &[(&str, &str)] = &[
+    ("a10 ", "a10"),
+    ("rtx 4090", "rtx_4090"),
+    ("rtx 5090", "rtx_5090"),
+    ("h100", "h100_sxm5"),
+];
+
+/// vLLM's default max_model_len is the model's max_position_embeddings; for the rows that
+/// do not set it and whose catalog entry has a different window.
+// source: meta-llama/Meta-Llama-3-8B config.json max_position_embeddings 8192;
+// Qwen/Qwen3-235B-A22B config.json max_position_embeddings 40960
+const DEFAULT_CONTEXT: &[(&str, u64)] = &[("meta-llama-3-8b", 8192), ("qwen3-235b-a22b", 40960)];
+
+/// A row with a stated outcome, as a deployment (`Err`: why it cannot be predicted).
+struct OutcomeCase {
+    index: usize,
+    outcome: Outcome,
+    text: String,
+}
+
+fn outcome_case(index: usize, row: &Row, outcome: Outcome) -> Result<OutcomeCase, String> {
+    let model_id = row["model"].to_lowercase();
+    let notes = &row["notes"];
+    let lower_notes = notes.to_lowercase();
+    // GLM-4-9B-Chat is the ChatGLM-architecture release of the catalog's glm4_9b dims.
+    // source: THUDM/glm-4-9b-chat config.json: num_layers 40, hidden_size 4096,
+    // multi_query_group_num 2, kv_channels 128, padded_vocab_size 151552, seq_length 131072
+    let (catalog, extra_model) = if model_id.contains("glm4-chat") {
+        (
+            "glm4_9b",
+            "    max_context = 131072\n    hf = \"THUDM/glm-4-9b-chat\"\n".to_string(),
+        )
+    } else {
+        (catalog_name(&row["model"]).ok_or("not in the catalog")?, String::new())
+    };
+    let pp = pipeline_parallel(notes);
+    if pp > 1 {
+        return Err(format!("pipeline parallel (pp={pp}): not modelled"));
+    }
+    if lower_notes.contains("gpu not stated") {
+        return Err("GPU not stated".into());
+    }
+    let tp = match number(row, "tp") {
+        Some(tp) => tp as u64,
+        None => {
+            // "on each of 4 worker ranks"
+            let at = lower_notes.find("of ").and_then(|at| {
+                lower_notes[at + 3..]
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .filter(|_| lower_notes.contains("worker ranks"))
+            });
+            at.ok_or("tp not stated")?
+        }
+    };
+    let gpu_name = row["gpu"].to_lowercase();
+    let gpu = match number(row, "gpu_mem_gib") {
+        Some(_) => format!("gpu_out_{index}"),
+        None => GPUS
+            .iter()
+            .find(|(pattern, _)| gpu_name.contains(pattern))
+            .map(|(_, name)| name.to_string())
+            .ok_or("GPU memory not stated")?,
+    };
+    // vLLM's default gpu_memory_utilization where the row does not state one.
+    let util = number(row, "gpu_mem_util").unwrap_or(0.9);
+    let flag_context = lower_notes.find("--max-model-len ").and_then(|at| {
+        lower_notes[at + "--max-model-len ".len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+    });
+    let context = match number(row, "max_model_len") {
+        Some(context) => context as u64,
+        None if flag_context.is_some() => flag_context.unwrap_or_default(),
+        None => DEFAULT_CONTEXT
+            .iter()
+            .find(|(pattern, _)| model_id.contains(pattern))
+            .map(|&(_, context)| context)
+            .ok_or("max_model_len not stated")?,
+    };
+    let v0 = v0(notes);
+    let gpu_mem = number(row, "gpu_mem_gib");
+    let large = gpu_mem.map_or(gpu == "h100_sxm5", |m| m >= 70.0);
+    // --max-num-seqs where the log sets it, else vLLM's default on that GPU.
+    let seqs = if lower_notes.contains("max-num-seqs 1") || lower_notes.contains("max_num_seqs=1")
+    {
+        1
+    } else if large && !v0 {
+        1024
+    } else {
+        256
+    };
+    let eager = lower_notes.contains("--enforce-eager") && !lower_notes.contains("works with");
+    // Weight formats the catalog lacks (bitsandbytes 4-bit) take the logged weights.
+    let (quant, model_block) = match weight_format(row) {
+        Ok(quant) => (
+            quant.to_string(),
+            format!("model model_out_{index} extends {catalog} {{\n{extra_model}}}\n"),
+        ),
+        Err(_) if model_id.contains("bnb") || row["dtype_or_quant"].contains("bitsandbytes") => {
+            let weights = number(row, "weights_gib").ok_or("4-bit weights not logged")?;
+            let bytes = (weights * GIB * tp as f64).round() as u64;
+            (
+                "bnb_4bit".to_string(),
+                format!(
+                    "model model_out_{index} extends {catalog} {{\n{extra_model}    files {{\n        bnb_4bit = {bytes} B\n    }}\n}}\n"
+                ),
+            )
+        }
+        Err(why) => return Err(why),
+    };
+    let kv_cache = if row["dtype_or_quant"].contains("kv_cache_dtype=fp8") {
+        "fp8"
+    } else {
+        "fp16"
+    };
+    let mut text = model_block;
+    if let Some(mem) = gpu_mem {
+        write!(
+            text,
+            "gpu gpu_out_{index} {{\n    memory    = {mem} GiB\n    bandwidth = 1000 GB/s\n}}\n"
+        )
+        .unwrap();
+    }
+    for (suffix, engine) in [
+        ("", if v0 { "vllm_v0" } else { "vllm" }),
+        ("_before", "vllm_before"),
+    ] {
+        write!(
+            text,
+            "deployment out_{index}{suffix} {{\n    model    = model_out_{index}\n    quant    = {quant}\n    \
+             context  = {context}\n    seqs     = {seqs}\n    kv_cache = {kv_cache}\n    engine   = {engine}\n    \
+             gpu      = {gpu}\n    count    = {tp}\n    memory_utilization = {util}%\n{eager}}}\n",
+            util = (util * 1e4).round() / 1e2,
+            eager = if eager { "    enforce_eager = yes\n" } else { "" },
+        )
+        .unwrap();
+    }
+    Ok(OutcomeCase {
+        index,
+        outcome,
+        text,
+    })
+}
+
+/// Every row of vllm_logs.csv that states an outcome (the engine started and logged its KV
+/// cache, or it failed at startup) predicted through the real binary: `startup_failure` from
+/// `explain --format json` against what happened. `vllm_before` is the vLLM entry as it was
+/// before engine memory had components (0.587 GiB + 14,184 B × vocab + 1.827 GiB when
+/// count > 1, no CUDA graphs, no profiling pass), judged by the same startup rule.
+#[test]
+fn vllm_startup_outcomes() {
+    let rows = load_rows();
+    let mut cases = Vec::new();
+    let mut skipped = Vec::new();
+    for (index, row) in rows.iter().enumerate() {
+        let Some(outcome) = outcome(row) else {
+            continue;
+        };
+        match outcome_case(index, row, outcome) {
+            Ok(case) => cases.push(case),
+            Err(why) => skipped.push((index, row["model"].clone(), outcome, why)),
+        }
+    }
+    let mut file = String::from(
+        "// Generated by tests/calibration.rs (vllm_startup_outcomes) from vllm_logs.csv.\n\n\
+         // vLLM V0 ran without chunked prefill: its profiling pass is a whole max_model_len.\n\
+         engine vllm_v0 extends vllm {\n    chunked_prefill = no\n}\n\n\
+         // The vLLM entry before engine memory had components.\n\
+         engine vllm_before extends vllm {\n    overhead = 0.587 GiB\n    overhead_per_vocab = 14_184 B\n    \
+         context_memory = 0 B\n    sampler_per_logit = 0 B\n    activation_per_hidden = 0 B\n    \
+         graph_memory = 0 B\n    graph_memory_per_layer = 0 B\n}\n\n\
+         // bitsandbytes 4-bit: runs on vLLM like the other 4-bit formats; its size is logged.\n\
+         quant bnb_4bit extends awq_int4 {\n}\n\n",
+    );
+    for case in &cases {
+        file.push_str(&case.text);
+        file.push('\n');
+    }
+    let dir = scratch("calibration-outcomes");
+    std::fs::write(dir.join("outcomes.deploy"), &file).unwrap();
+    let output = deployfit_in(&dir, &["explain", "outcomes.deploy", "--format", "json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{file}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let explained = json(&output);
+    let by_name: HashMap<&str, &Value> = explained
+        .as_array()
+        .expect("an array of deployments")
+        .iter()
+        .map(|d| (d["deployment"].as_str().unwrap(), d))
+        .collect();
+    let predicted = |name: &str| -> Option<String> {
+        let d = by_name
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} explained\n{file}"));
+        d["startup_failure"].as_str().map(str::to_string)
+    };
+
+    println!("\nvLLM startup outcomes: logged vs predicted (startup_failure)\n");
+    let (mut right, mut right_before) = (0, 0);
+    let (mut failures, mut caught, mut caught_before) = (0, 0, 0);
+    let mut failure_kinds = HashMap::new();
+    for case in &cases {
+        let now = predicted(&format!("out_{}", case.index));
+        let before = predicted(&format!("out_{}_before", case.index));
+        let ok = (now.is_none()) == (case.outcome == Outcome::Starts);
+        let ok_before = (before.is_none()) == (case.outcome == Outcome::Starts);
+        right += usize::from(ok);
+        right_before += usize::from(ok_before);
+        if case.outcome == Outcome::Fails {
+            failures += 1;
+            caught += usize::from(ok);
+            caught_before += usize::from(ok_before);
+            failure_kinds.insert(case.index, now.clone());
+        }
+        println!(
+            "{:>3}  {:<45} {:<7} now {:<28} before {:<28} {}",
+            case.index,
+            rows[case.index]["model"].chars().take(45).collect::<String>(),
+            format!("{:?}", case.outcome),
+            now.as_deref().unwrap_or("starts"),
+            before.as_deref().unwrap_or("starts"),
+            if ok { "right" } else { "WRONG" }
+        );
+    }
+    println!("\nnot predicted ({}):", skipped.len());
+    for (index, model, outcome, why) in &skipped {
+        println!("{index:>3}  {model:<50} {outcome:?}: {why}");
+    }
+    let n = cases.len();
+    println!(
+        "\nverdicts right: {right} of {n} (before: {right_before}); failures caught: {caught} of {failures} (before: {caught_before})"
+    );
+
+    // Rows 53 and 60 (max_model_len above the KV cache) and 54 (no KV budget) are failures
+    // the model names; row 58 (Qwen3-30B-A3B on 4 × A10, an OOM while compiling and capturing
+    // CUDA graphs that --enforce-eager avoids) is not caught: its ranks hold ~6 GiB outside
+    // PyTorch (QwenLM/Qwen3#1387), which no logged row measures (docs/calibration-vllm.md §4).
+    assert_eq!(
+        failure_kinds.get(&53),
+        Some(&Some("context_exceeds_kv_capacity".to_string()))
+    );
+    assert_eq!(
+        failure_kinds.get(&54),
+        Some(&Some("no_kv_budget".to_string()))
+    );
+    assert_eq!(
+        failure_kinds.get(&60),
+        Some(&Some("context_exceeds_kv_capacity".to_string()))
+    );
+    assert!(failures >= 4, "{failures} failure rows predicted");
+    assert!(
+        caught * 4 >= failures * 3,
+        "failures caught: {caught} of {failures}"
+    );
+    assert!(
+        right * 10 >= n * 9,
+        "verdicts right: {right} of {n} (bound 90 %)"
+    );
+    assert!(n >= 40, "only {n} rows with an outcome predicted");
+}

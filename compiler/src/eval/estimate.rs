@@ -333,9 +333,10 @@ pub struct EngineMemory {
     /// The startup profiling run's forward pass over `profile_tokens` tokens.
     pub activation_bytes: i128,
     pub profile_tokens: u64,
-    /// The profiling run's sampler pass over `seqs` logits rows; the run's peak is the
-    /// larger of this and `activation_bytes`.
+    /// The profiling run's sampler pass over `sampler_rows` logits rows; the run's peak is
+    /// the larger of this and `activation_bytes`.
     pub sampler_bytes: i128,
+    pub sampler_rows: u64,
     /// The CUDA-graph capture pool (0 with `enforce_eager = yes`).
     pub cuda_graph_bytes: i128,
     /// Whether the graphs count inside the usable share (else they come on top of it).
@@ -352,6 +353,7 @@ impl EngineMemory {
             activation_bytes: bytes(parts.activation),
             profile_tokens: parts.profile_tokens as u64,
             sampler_bytes: bytes(parts.sampler),
+            sampler_rows: parts.sampler_rows as u64,
             cuda_graph_bytes: bytes(parts.graphs),
             cuda_graphs_in_budget: parts.graphs_in_budget,
         }
@@ -647,8 +649,10 @@ struct EngineParts {
     /// The profiling run's forward pass: `profile_tokens` × hidden × `activation_per_hidden`.
     activation: f64,
     profile_tokens: f64,
-    /// The profiling run's sampler pass: seqs × vocab × `sampler_per_logit`.
+    /// The profiling run's sampler pass: rows × vocab × `sampler_per_logit`, over
+    /// max(seqs, `profile_seqs`) rows.
     sampler: f64,
+    sampler_rows: f64,
     /// The CUDA-graph pool: `graph_memory` + `graph_memory_per_layer` × layers; 0 with
     /// `enforce_eager = yes` or `cuda_graphs = no`.
     graphs: f64,
@@ -717,14 +721,19 @@ fn engine_parts(
     let large = engine
         .number("batched_tokens_memory")
         .is_none_or(|threshold| gpu_memory >= threshold);
-    let batched = if large {
-        engine.number("batched_tokens")
-    } else {
-        engine
-            .number("batched_tokens_small")
-            .or_else(|| engine.number("batched_tokens"))
-    }
-    .unwrap_or(0.0);
+    let by_memory = |field: &str, small: &str| {
+        if large {
+            engine.number(field)
+        } else {
+            engine.number(small).or_else(|| engine.number(field))
+        }
+        .unwrap_or(0.0)
+    };
+    let batched = by_memory("batched_tokens", "batched_tokens_small");
+    // The sampler pass covers max_num_seqs rows: the deployment's `seqs` (which `export`
+    // writes as --max-num-seqs), and no fewer than the engine's default, which is what a run
+    // without the flag profiles (conservative for an exported command with fewer).
+    let sampler_rows = (inputs.seqs as f64).max(by_memory("profile_seqs", "profile_seqs_small"));
     let profile_tokens = if yes("chunked_prefill", true) {
         batched
     } else {
@@ -741,7 +750,8 @@ fn engine_parts(
         communication,
         activation: profile_tokens * hidden * number("activation_per_hidden"),
         profile_tokens,
-        sampler: inputs.seqs as f64 * vocab * number("sampler_per_logit"),
+        sampler: sampler_rows * vocab * number("sampler_per_logit"),
+        sampler_rows,
         graphs,
         graphs_in_budget: yes("graphs_in_budget", true),
         startup_check: yes("startup_check", false),
@@ -752,7 +762,10 @@ fn engine_parts(
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartupFailure {
-    /// Weights and engine memory take the whole usable share: no KV budget.
+    /// The weights alone take more than the usable share (the plain `does_not_fit`).
+    WeightsExceedUsable,
+    /// The weights fit, but with the engine's memory they take the whole usable share:
+    /// no KV budget.
     NoKvBudget,
     /// The KV budget holds fewer tokens than one sequence of `context`.
     ContextExceedsKvCapacity,
@@ -795,7 +808,11 @@ impl Memory {
         let failure = if !checked {
             None
         } else if self.engine.startup_check && kv_budget <= 0.0 {
-            Some(StartupFailure::NoKvBudget)
+            Some(if self.weights / count > usable {
+                StartupFailure::WeightsExceedUsable
+            } else {
+                StartupFailure::NoKvBudget
+            })
         } else if self.engine.startup_check && context > kv_capacity {
             Some(StartupFailure::ContextExceedsKvCapacity)
         } else if outside > 0.0 && outside > room {
@@ -859,11 +876,10 @@ fn startup_advice(inputs: &Inputs<'_, '_>, mem: &Memory, startup: &Startup) -> S
         _ if share_needed <= share_allowed && share_needed <= 99.0 => format!(
             "memory_utilization = {share_needed}% gives the KV cache room for one context; or choose a smaller quant, more GPUs (count), or a GPU with more memory{eager}"
         ),
+        // As a plain misfit: more GPUs when a count fits, else a smaller quant or a GPU.
         _ => format!(
-            "{} of weights and {} of engine memory per GPU leave no room on {}: choose a smaller quant, more GPUs (count), or a GPU with more memory{eager}",
-            bytes(mem.weights / count),
-            bytes(mem.overhead),
-            inputs.gpu_name
+            "{}{eager}",
+            fit_advice(inputs, mem, mem.usable.unwrap_or(0.0), 0.0)
         ),
     }
 }

@@ -800,9 +800,21 @@ const ENGINE: &[FieldSpec] = &[
         "engine memory: `yes` bounds the profiling pass at `batched_tokens`; `no` profiles a whole context (max(context, batched_tokens)) (default `yes`)",
     ),
     f(
+        "profile_seqs",
+        FieldTy::Number,
+        "engine memory: the engine's default max_num_seqs on GPUs with at least `batched_tokens_memory`; its sampler pass covers max(seqs, this) logits rows",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "profile_seqs_small",
+        FieldTy::Number,
+        "engine memory: the default max_num_seqs on GPUs with less than `batched_tokens_memory` (default `profile_seqs`)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
         "sampler_per_logit",
         FieldTy::Q(Dim::BYTES),
-        "engine memory: sampler buffers per sequence (`seqs`) per vocabulary entry in the profiling pass",
+        "engine memory: sampler buffers per logits row per vocabulary entry in the profiling pass (rows: max(seqs, `profile_seqs`))",
     )
     .valid(Valid::NonNegative),
     f(
