@@ -507,7 +507,10 @@ fn outcome_case(index: usize, row: &Row, outcome: Outcome) -> Result<OutcomeCase
             "    max_context = 131072\n    hf = \"THUDM/glm-4-9b-chat\"\n".to_string(),
         )
     } else {
-        (catalog_name(&row["model"]).ok_or("not in the catalog")?, String::new())
+        (
+            catalog_name(&row["model"]).ok_or("not in the catalog")?,
+            String::new(),
+        )
     };
     let pp = pipeline_parallel(notes);
     if pp > 1 {
@@ -560,8 +563,7 @@ fn outcome_case(index: usize, row: &Row, outcome: Outcome) -> Result<OutcomeCase
     let gpu_mem = number(row, "gpu_mem_gib");
     let large = gpu_mem.map_or(gpu == "h100_sxm5", |m| m >= 70.0);
     // --max-num-seqs where the log sets it, else vLLM's default on that GPU.
-    let seqs = if lower_notes.contains("max-num-seqs 1") || lower_notes.contains("max_num_seqs=1")
-    {
+    let seqs = if lower_notes.contains("max-num-seqs 1") || lower_notes.contains("max_num_seqs=1") {
         1
     } else if large && !v0 {
         1024
@@ -698,7 +700,10 @@ fn vllm_startup_outcomes() {
         println!(
             "{:>3}  {:<45} {:<7} now {:<28} before {:<28} {}",
             case.index,
-            rows[case.index]["model"].chars().take(45).collect::<String>(),
+            rows[case.index]["model"]
+                .chars()
+                .take(45)
+                .collect::<String>(),
             format!("{:?}", case.outcome),
             now.as_deref().unwrap_or("starts"),
             before.as_deref().unwrap_or("starts"),
