@@ -646,7 +646,8 @@ struct EngineParts {
     context: f64,
     /// `overhead_tensor_parallel` when count > 1: communication buffers (NCCL, all-reduce).
     communication: f64,
-    /// The profiling run's forward pass: `profile_tokens` × hidden × `activation_per_hidden`.
+    /// The profiling run's forward pass: `profile_tokens` × (hidden ×
+    /// `activation_per_hidden` + intermediate × `activation_per_intermediate`).
     activation: f64,
     profile_tokens: f64,
     /// The profiling run's sampler pass: rows × vocab × `sampler_per_logit`, over
@@ -707,6 +708,7 @@ fn engine_parts(
     };
     let vocab = model.number("vocab").unwrap_or(0.0);
     let hidden = model.number("hidden").unwrap_or(0.0);
+    let intermediate = model.number("intermediate").unwrap_or(0.0);
     let base = need(engine, inputs.engine_name, "overhead")?
         + number("overhead_ratio") * weights / count
         + number("overhead_per_vocab") * vocab;
@@ -717,10 +719,15 @@ fn engine_parts(
     };
     // The profiling pass's token count: the engine's default max_num_batched_tokens, which
     // may depend on the GPU's memory; without chunked prefill a whole context is one pass.
-    let gpu_memory = inputs.gpu.number("memory").unwrap_or(0.0);
-    let large = engine
-        .number("batched_tokens_memory")
-        .is_none_or(|threshold| gpu_memory >= threshold);
+    // A GPU without a memory figure (the matrix's GPU-less totals) takes the large-GPU
+    // defaults: the larger sampler pass, the conservative side.
+    let large = match (
+        inputs.gpu.number("memory"),
+        engine.number("batched_tokens_memory"),
+    ) {
+        (Some(memory), Some(threshold)) => memory >= threshold,
+        _ => true,
+    };
     let by_memory = |field: &str, small: &str| {
         if large {
             engine.number(field)
@@ -748,7 +755,9 @@ fn engine_parts(
         base,
         context: number("context_memory"),
         communication,
-        activation: profile_tokens * hidden * number("activation_per_hidden"),
+        activation: profile_tokens
+            * (hidden * number("activation_per_hidden")
+                + intermediate * number("activation_per_intermediate")),
         profile_tokens,
         sampler: sampler_rows * vocab * number("sampler_per_logit"),
         sampler_rows,

@@ -773,7 +773,13 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "activation_per_hidden",
         FieldTy::Q(Dim::BYTES),
-        "engine memory: activation peak of the startup profiling pass per batched token per unit of the model's `hidden`",
+        "engine memory: activations of the startup profiling pass per batched token per unit of the model's `hidden`",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "activation_per_intermediate",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: activations of the startup profiling pass per batched token per unit of the model's `intermediate` (MLP width)",
     )
     .valid(Valid::NonNegative),
     f(
