@@ -492,6 +492,8 @@ struct OutcomeCase {
     index: usize,
     outcome: Outcome,
     text: String,
+    /// The row's configuration, to count distinct ones (duplicate log rows repeat it).
+    key: String,
 }
 
 fn outcome_case(index: usize, row: &Row, outcome: Outcome) -> Result<OutcomeCase, String> {
@@ -619,6 +621,7 @@ fn outcome_case(index: usize, row: &Row, outcome: Outcome) -> Result<OutcomeCase
     Ok(OutcomeCase {
         index,
         outcome,
+        key: format!("{catalog} {quant} {kv_cache} tp{tp} ctx{context} {gpu_name} {util} {seqs}"),
         text,
     })
 }
@@ -684,6 +687,8 @@ fn vllm_startup_outcomes() {
     let (mut right, mut right_before) = (0, 0);
     let (mut failures, mut caught, mut caught_before) = (0, 0, 0);
     let mut failure_kinds = HashMap::new();
+    // configuration → (right now, right before)
+    let mut distinct: HashMap<&str, (bool, bool)> = HashMap::new();
     for case in &cases {
         let now = predicted(&format!("out_{}", case.index));
         let before = predicted(&format!("out_{}_before", case.index));
@@ -691,6 +696,7 @@ fn vllm_startup_outcomes() {
         let ok_before = (before.is_none()) == (case.outcome == Outcome::Starts);
         right += usize::from(ok);
         right_before += usize::from(ok_before);
+        distinct.insert(&case.key, (ok, ok_before));
         if case.outcome == Outcome::Fails {
             failures += 1;
             caught += usize::from(ok);
@@ -717,6 +723,17 @@ fn vllm_startup_outcomes() {
     let n = cases.len();
     println!(
         "\nverdicts right: {right} of {n} (before: {right_before}); failures caught: {caught} of {failures} (before: {caught_before})"
+    );
+    let distinct_right = distinct.values().filter(|(now, _)| *now).count();
+    let distinct_before = distinct.values().filter(|(_, before)| *before).count();
+    println!(
+        "distinct configurations: {} ({distinct_right} right, before {distinct_before})",
+        distinct.len()
+    );
+    assert!(
+        distinct_right * 10 >= distinct.len() * 9,
+        "distinct configurations right: {distinct_right} of {}",
+        distinct.len()
     );
 
     // Rows 53 and 60 (max_model_len above the KV cache) and 54 (no KV budget) are failures
