@@ -817,7 +817,10 @@ impl Memory {
         let failure = if !checked {
             None
         } else if self.engine.startup_check && kv_budget <= 0.0 {
-            Some(if self.weights / count > usable {
+            // (An engine with `kv_free_share` counts the weights inside its usable share
+            // whatever their size: the GPU's memory bounds them there.)
+            let bound = self.gpu_memory.map_or(usable, |m| usable.min(m));
+            Some(if self.weights / count > bound {
                 StartupFailure::WeightsExceedUsable
             } else {
                 StartupFailure::NoKvBudget
