@@ -69,6 +69,76 @@ fn bar(e: &Explanation) -> String {
     text.chars().take(BAR_WIDTH).collect()
 }
 
+/// The engine's memory per GPU: the overhead inside the usable share with its named
+/// components, CUDA graphs (and whether they come on top of the share), and the KV budget
+/// and capacity the startup leaves.
+fn engine_lines(b: &deployfit_compiler::eval::estimate::Breakdown) -> String {
+    let m = &b.engine_memory;
+    let mut parts = Vec::new();
+    if m.cuda_context_bytes > 0 {
+        parts.push(format!("CUDA context {}", gib(m.cuda_context_bytes)));
+    }
+    if m.activation_bytes > 0 || m.sampler_bytes > 0 {
+        let (peak, what) = if m.sampler_bytes > m.activation_bytes {
+            (
+                m.sampler_bytes,
+                format!("sampler over {} sequences", m.sampler_rows),
+            )
+        } else {
+            (
+                m.activation_bytes,
+                format!("forward pass of {} tokens", m.profile_tokens),
+            )
+        };
+        parts.push(format!("activation peak {} ({what})", gib(peak)));
+    }
+    if m.communication_bytes > 0 {
+        parts.push(format!("communication {}", gib(m.communication_bytes)));
+    }
+    if m.cuda_graph_bytes > 0 && m.cuda_graphs_in_budget {
+        parts.push(format!("CUDA graphs {}", gib(m.cuda_graph_bytes)));
+    }
+    let detail = if parts.is_empty() {
+        "per GPU".to_string()
+    } else {
+        parts.push(format!("other {}", gib(m.base_bytes)));
+        format!("per GPU: {}", parts.join(", "))
+    };
+    let mut out = format!("  overhead     {:>12}   {detail}\n", gib(b.overhead_bytes));
+    if m.cuda_graph_bytes > 0 && !m.cuda_graphs_in_budget {
+        out.push_str(&format!(
+            "  CUDA graphs  {:>12}   per GPU, on top of the usable share\n",
+            gib(m.cuda_graph_bytes)
+        ));
+    }
+    // Offloaded and CPU deployments have no startup KV budget to speak of.
+    if let (Some(budget), Some(capacity), None) =
+        (b.kv_budget_bytes, b.kv_capacity_tokens, b.offload)
+    {
+        let failure = match b.startup_failure {
+            Some(deployfit_compiler::eval::estimate::StartupFailure::WeightsExceedUsable) => {
+                ": the engine would not start (the weights exceed the usable share)".to_string()
+            }
+            Some(deployfit_compiler::eval::estimate::StartupFailure::NoKvBudget) => {
+                ": the engine would not start (no KV budget)".to_string()
+            }
+            Some(deployfit_compiler::eval::estimate::StartupFailure::ContextExceedsKvCapacity) => {
+                ": the engine would not start (context above it)".to_string()
+            }
+            Some(deployfit_compiler::eval::estimate::StartupFailure::CudaGraphsOom) => {
+                ": out of memory capturing CUDA graphs".to_string()
+            }
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "  KV budget    {:>12}   per GPU, holds {} tokens{failure}\n",
+            gib(budget),
+            tokens(capacity)
+        ));
+    }
+    out
+}
+
 pub fn table(e: &Explanation) -> String {
     let b = &e.breakdown;
     let s = &e.setup;
@@ -114,10 +184,7 @@ pub fn table(e: &Explanation) -> String {
         "  KV cache     {:>12}   {saving}\n",
         gib(b.kv_bytes)
     ));
-    out.push_str(&format!(
-        "  overhead     {:>12}   per GPU\n",
-        gib(b.overhead_bytes)
-    ));
+    out.push_str(&engine_lines(b));
     out.push_str(&format!("  total        {:>12}\n", gib(b.total_bytes)));
     match (b.usable_bytes, b.utilization, b.verdict) {
         (Some(usable), Some(utilization), Some(verdict)) => {

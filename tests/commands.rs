@@ -51,6 +51,29 @@ fn explain_json_has_the_documented_fields() {
         + d["overhead_bytes"].as_i64().unwrap();
     assert!((per_gpu - expected).abs() <= 2, "{per_gpu} vs {expected}");
     assert_eq!(d["kv_heads_per_gpu"], 4);
+    // Engine memory by component: the in-budget parts add up to overhead_bytes (vLLM: base,
+    // CUDA context, communication at count 2, the larger of the two profiling passes); its
+    // CUDA graphs come on top of the usable share.
+    let m = &d["engine_memory"];
+    let part = |f: &str| m[f].as_i64().unwrap_or_else(|| panic!("{f}: {m}"));
+    assert!(part("communication_bytes") > 0);
+    assert!(part("cuda_graph_bytes") > 0);
+    assert_eq!(m["cuda_graphs_in_budget"], false);
+    let sum = part("base_bytes")
+        + part("cuda_context_bytes")
+        + part("communication_bytes")
+        + part("activation_bytes").max(part("sampler_bytes"));
+    let overhead = d["overhead_bytes"].as_i64().unwrap();
+    assert!((sum - overhead).abs() <= 2, "{sum} vs {overhead}");
+    let budget = d["kv_budget_bytes"].as_i64().unwrap();
+    let usable = d["usable_bytes"].as_i64().unwrap();
+    assert!((budget - (usable - d["weights_bytes"].as_i64().unwrap() / 2 - overhead)).abs() <= 2);
+    assert!(d["kv_capacity_tokens"].as_u64().unwrap() >= d["context"].as_u64().unwrap());
+    assert!(d["startup_failure"].is_null());
+    assert_eq!(
+        d["peak_per_gpu_bytes"].as_i64().unwrap(),
+        usable + part("cuda_graph_bytes")
+    );
 }
 
 #[test]

@@ -128,7 +128,11 @@ setter!(
         kv_runs_on_engine,
         quant_runs_on_gpu,
         quant_emulated,
-        offloaded
+        offloaded,
+        starts,
+        no_kv_budget,
+        context_exceeds_kv_capacity,
+        cuda_graphs_oom
     ]
 );
 setter!(
@@ -137,6 +141,7 @@ setter!(
     "x".to_string(),
     [
         fit_advice,
+        startup_advice,
         bound,
         quant_support,
         quant_support_note,
@@ -151,6 +156,11 @@ setter!(
     f64,
     3.0,
     [
+        engine_memory,
+        activation_memory,
+        cuda_graph_memory,
+        kv_budget,
+        kv_capacity,
         weights_memory,
         kv_memory,
         overhead_memory,

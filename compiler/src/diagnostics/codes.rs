@@ -122,6 +122,12 @@ codes! {
         "no assignment of the holes satisfies every require and error-level rule";
     FitDoesNotFit = "deploy::fit::does_not_fit",
         "built-in rule: the deployment needs more memory than the GPUs offer";
+    FitNoKvBudget = "deploy::fit::no_kv_budget",
+        "built-in rule: the engine would not start: weights and engine memory leave no KV cache";
+    FitContextExceedsKvCapacity = "deploy::fit::context_exceeds_kv_capacity",
+        "built-in rule: the engine would not start: one sequence of the context needs more KV cache than it can allocate";
+    FitCudaGraphsOom = "deploy::fit::cuda_graphs_oom",
+        "built-in rule: the engine would run out of memory capturing CUDA graphs on top of its share of the GPU";
     FitTightFit = "deploy::fit::tight_fit",
         "built-in rule: the deployment fits with under 10 % to spare";
     FitContextExceedsModel = "deploy::fit::context_exceeds_model",

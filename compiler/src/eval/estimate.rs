@@ -319,6 +319,60 @@ pub struct Breakdown {
     /// The host's name (the deployment's `host`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The engine's memory per GPU beside weights and KV cache, by component
+    /// (`overhead_bytes` is what of it counts inside the usable share).
+    pub engine_memory: EngineMemory,
+    /// Memory per GPU left for the KV cache at startup: usable − weights per GPU −
+    /// `overhead_bytes`; negative when nothing is left.
+    pub kv_budget_bytes: Option<i128>,
+    /// Tokens of context (one sequence) the KV budget holds: vLLM's "GPU KV cache size".
+    pub kv_capacity_tokens: Option<u64>,
+    /// What the process holds on each GPU once started: an engine that sizes its KV cache
+    /// at startup fills the usable share; CUDA graphs outside it come on top.
+    pub peak_per_gpu_bytes: Option<i128>,
+    /// Why the engine would not start, if it would not.
+    pub startup_failure: Option<StartupFailure>,
+}
+
+/// The engine's memory per GPU beside weights and KV cache, by component, in bytes
+/// (docs/estimation.md, "Engine memory").
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EngineMemory {
+    /// The engine's `overhead` (+ `overhead_ratio`, `overhead_per_vocab`): what the other
+    /// components do not name.
+    pub base_bytes: i128,
+    /// CUDA context and other memory outside the framework's allocator.
+    pub cuda_context_bytes: i128,
+    /// Communication buffers when count > 1.
+    pub communication_bytes: i128,
+    /// The startup profiling run's forward pass over `profile_tokens` tokens.
+    pub activation_bytes: i128,
+    pub profile_tokens: u64,
+    /// The profiling run's sampler pass over `sampler_rows` logits rows; the run's peak is
+    /// the larger of this and `activation_bytes`.
+    pub sampler_bytes: i128,
+    pub sampler_rows: u64,
+    /// The CUDA-graph capture pool (0 with `enforce_eager = yes`).
+    pub cuda_graph_bytes: i128,
+    /// Whether the graphs count inside the usable share (else they come on top of it).
+    pub cuda_graphs_in_budget: bool,
+}
+
+impl EngineMemory {
+    fn of(parts: &EngineParts) -> EngineMemory {
+        let bytes = |b: f64| b.round() as i128;
+        EngineMemory {
+            base_bytes: bytes(parts.base),
+            cuda_context_bytes: bytes(parts.context),
+            communication_bytes: bytes(parts.communication),
+            activation_bytes: bytes(parts.activation),
+            profile_tokens: parts.profile_tokens as u64,
+            sampler_bytes: bytes(parts.sampler),
+            sampler_rows: parts.sampler_rows as u64,
+            cuda_graph_bytes: bytes(parts.graphs),
+            cuda_graphs_in_budget: parts.graphs_in_budget,
+        }
+    }
 }
 
 fn missing(what: String) -> EvalError {
@@ -346,7 +400,14 @@ struct Memory {
     mha_per_token: Option<f64>,
     kv_heads_per_gpu: Option<f64>,
     replicated: bool,
+    /// Engine memory per GPU inside the usable share: every component of `engine` but
+    /// CUDA graphs kept outside it.
     overhead: f64,
+    /// The engine's memory beyond weights and KV cache, by component.
+    engine: EngineParts,
+    /// The GPU's memory (the unified share of it on Apple GPUs): what CUDA graphs kept
+    /// outside the usable share must fit in.
+    gpu_memory: Option<f64>,
     usable: Option<f64>,
     layers: f64,
     /// Weights of one repeating layer, of the input embeddings and of the output layer
@@ -516,17 +577,8 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let engine = inputs.engine;
     let vocab = model.number("vocab").unwrap_or(0.0);
-    // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
-    let gpus = inputs.gpus_per_replica().max(1) as f64;
-    let tensor_parallel = if gpus > 1.0 {
-        engine.number("overhead_tensor_parallel").unwrap_or(0.0)
-    } else {
-        0.0
-    };
-    let overhead = need(engine, inputs.engine_name, "overhead")?
-        + engine.number("overhead_ratio").unwrap_or(0.0) * weights / gpus
-        + engine.number("overhead_per_vocab").unwrap_or(0.0) * vocab
-        + tensor_parallel;
+    let parts = engine_parts(inputs, weights, layers)?;
+    let overhead = parts.in_budget();
     // `kv_free_share` (LMDeploy's --cache-max-entry-count): the KV cache may take that share
     // of what is left after the weights and the overhead; the deployment's
     // `memory_utilization` then overrides this share rather than `utilization`.
@@ -540,6 +592,17 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     .unwrap_or(1.0);
     let free_share = free_share.map(|share| inputs.memory_utilization.unwrap_or(share));
     let unified = inputs.gpu.unified_memory();
+    let gpu_memory = if inputs.on_cpu() {
+        None
+    } else {
+        inputs.gpu.number("memory").map(|memory| {
+            if unified {
+                memory * unified_memory_share(memory)
+            } else {
+                memory
+            }
+        })
+    };
     let usable = if inputs.on_cpu() {
         // The whole model in system RAM: the host's memory, no GPU share.
         inputs.host.and_then(|host| host.memory).map(f64::floor)
@@ -589,12 +652,272 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         kv_heads_per_gpu,
         replicated,
         overhead: overhead.round(),
+        engine: parts,
+        gpu_memory,
         usable,
         layers,
         layer_weights,
         embeddings: matrix,
         output: matrix,
     })
+}
+
+/// The engine's memory beyond weights and KV cache on each GPU, by component, in bytes
+/// (docs/estimation.md, "Engine memory"). Each component comes from engine fields
+/// (stdlib/engines.deploy, each with its source); an engine without a field has none of
+/// that component.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct EngineParts {
+    /// `overhead` + `overhead_ratio` × the weights on the GPU + `overhead_per_vocab` ×
+    /// vocab: what the components below do not name.
+    base: f64,
+    /// `context_memory`: the CUDA context and what else lives outside the allocator.
+    context: f64,
+    /// `overhead_tensor_parallel` when count > 1: communication buffers (NCCL, all-reduce).
+    communication: f64,
+    /// The profiling run's forward pass: `profile_tokens` × (hidden ×
+    /// `activation_per_hidden` + intermediate × `activation_per_intermediate`).
+    activation: f64,
+    profile_tokens: f64,
+    /// The profiling run's sampler pass: rows × vocab × `sampler_per_logit`, over
+    /// max(seqs, `profile_seqs`) rows.
+    sampler: f64,
+    sampler_rows: f64,
+    /// The CUDA-graph pool: `graph_memory` + `graph_memory_per_layer` × layers; 0 with
+    /// `enforce_eager = yes` or `cuda_graphs = no`.
+    graphs: f64,
+    /// Whether the graphs count inside the usable share (`graphs_in_budget`).
+    graphs_in_budget: bool,
+    /// `startup_check = yes`: the engine sizes its KV cache from the profile at startup.
+    startup_check: bool,
+}
+
+impl EngineParts {
+    /// The profiling run's peak: the forward pass, then the sampler pass on its last
+    /// tokens' hidden states, so the larger of the two (vLLM's profile_run,
+    /// vllm/v1/worker/gpu_model_runner.py: `_dummy_run(max_num_tokens)` then
+    /// `_dummy_sampler_run` over max_num_seqs requests).
+    fn peak(&self) -> f64 {
+        self.activation.max(self.sampler)
+    }
+
+    /// What counts inside the usable share.
+    fn in_budget(&self) -> f64 {
+        self.base + self.context + self.communication + self.peak() + self.graphs_inside()
+    }
+
+    fn graphs_inside(&self) -> f64 {
+        if self.graphs_in_budget {
+            self.graphs
+        } else {
+            0.0
+        }
+    }
+
+    /// CUDA graphs that come on top of the usable share.
+    fn graphs_outside(&self) -> f64 {
+        self.graphs - self.graphs_inside()
+    }
+}
+
+/// The engine's memory components for a deployment (see [`EngineParts`]).
+fn engine_parts(
+    inputs: &Inputs<'_, '_>,
+    weights: f64,
+    layers: f64,
+) -> Result<EngineParts, EvalError> {
+    let engine = inputs.engine;
+    let model = inputs.model;
+    // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
+    let count = inputs.gpus_per_replica().max(1) as f64;
+    let number = |field: &str| engine.number(field).unwrap_or(0.0);
+    let yes = |field: &str, default: bool| match engine.symbol(field) {
+        Some("yes") => true,
+        Some("no") => false,
+        _ => default,
+    };
+    let vocab = model.number("vocab").unwrap_or(0.0);
+    let hidden = model.number("hidden").unwrap_or(0.0);
+    let intermediate = model.number("intermediate").unwrap_or(0.0);
+    let base = need(engine, inputs.engine_name, "overhead")?
+        + number("overhead_ratio") * weights / count
+        + number("overhead_per_vocab") * vocab;
+    let communication = if count > 1.0 {
+        number("overhead_tensor_parallel")
+    } else {
+        0.0
+    };
+    // The profiling pass's token count: the engine's default max_num_batched_tokens, which
+    // may depend on the GPU's memory; without chunked prefill a whole context is one pass.
+    // A GPU without a memory figure (the matrix's GPU-less totals) takes the large-GPU
+    // defaults: the larger sampler pass, the conservative side.
+    let large = large_gpu_defaults(inputs);
+    let by_memory = |field: &str, small: &str| {
+        if large {
+            engine.number(field)
+        } else {
+            engine.number(small).or_else(|| engine.number(field))
+        }
+        .unwrap_or(0.0)
+    };
+    let batched = by_memory("batched_tokens", "batched_tokens_small");
+    // The sampler pass covers max_num_seqs rows: the deployment's `seqs` (which `export`
+    // writes as --max-num-seqs), and no fewer than the engine's default, which is what a run
+    // without the flag profiles (conservative for an exported command with fewer).
+    let sampler_rows = (inputs.seqs as f64).max(by_memory("profile_seqs", "profile_seqs_small"));
+    let profile_tokens = if yes("chunked_prefill", true) {
+        batched
+    } else {
+        batched.max(inputs.context as f64)
+    };
+    let graphs = if yes("cuda_graphs", true) && !inputs.enforce_eager {
+        number("graph_memory") + number("graph_memory_per_layer") * layers
+    } else {
+        0.0
+    };
+    Ok(EngineParts {
+        base,
+        context: number("context_memory"),
+        communication,
+        activation: profile_tokens
+            * (hidden * number("activation_per_hidden")
+                + intermediate * number("activation_per_intermediate")),
+        profile_tokens,
+        sampler: sampler_rows * vocab * number("sampler_per_logit"),
+        sampler_rows,
+        graphs,
+        graphs_in_budget: yes("graphs_in_budget", true),
+        startup_check: yes("startup_check", false),
+    })
+}
+
+/// Why an engine would not start (docs/estimation.md, "Engine memory").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartupFailure {
+    /// The weights alone take more than the usable share (the plain `does_not_fit`).
+    WeightsExceedUsable,
+    /// The weights fit, but with the engine's memory they take the whole usable share:
+    /// no KV budget.
+    NoKvBudget,
+    /// The KV budget holds fewer tokens than one sequence of `context`.
+    ContextExceedsKvCapacity,
+    /// The CUDA graphs captured on top of the usable share do not fit in what is left.
+    CudaGraphsOom,
+}
+
+/// What the engine's startup does with a deployment's memory, per GPU.
+#[derive(Clone, Copy, Debug)]
+struct Startup {
+    /// usable − weights on the GPU − in-budget engine memory.
+    kv_budget: f64,
+    /// Tokens of context (one sequence) the KV budget holds.
+    kv_capacity: f64,
+    /// What the process holds on each GPU once started: an engine with a startup check
+    /// fills its usable share with KV cache; CUDA graphs outside it come on top.
+    peak_per_gpu: f64,
+    failure: Option<StartupFailure>,
+}
+
+impl Memory {
+    /// The startup of the engine on one GPU, when the GPU's usable memory is known.
+    /// Offloaded and CPU deployments have no startup check.
+    fn startup(&self, context: f64, seqs: f64, count: f64, checked: bool) -> Option<Startup> {
+        let usable = self.usable?;
+        let kv_budget = usable - self.weights / count - self.overhead;
+        let kv_capacity = if kv_budget > 0.0 {
+            largest_context(|c| self.kv_total(c, 1.0) * self.kv_share <= kv_budget)
+        } else {
+            0.0
+        };
+        let outside = self.engine.graphs_outside();
+        let need = self.per_gpu(context, seqs, count);
+        let filled = if self.engine.startup_check {
+            need.max(usable)
+        } else {
+            need
+        };
+        let room = self.gpu_memory.map_or(f64::INFINITY, |m| m - usable);
+        let failure = if !checked {
+            None
+        } else if self.engine.startup_check && kv_budget <= 0.0 {
+            // (An engine with `kv_free_share` counts the weights inside its usable share
+            // whatever their size: the GPU's memory bounds them there.)
+            let bound = self.gpu_memory.map_or(usable, |m| usable.min(m));
+            Some(if self.weights / count > bound {
+                StartupFailure::WeightsExceedUsable
+            } else {
+                StartupFailure::NoKvBudget
+            })
+        } else if self.engine.startup_check && context > kv_capacity {
+            Some(StartupFailure::ContextExceedsKvCapacity)
+        } else if outside > 0.0 && outside > room {
+            Some(StartupFailure::CudaGraphsOom)
+        } else {
+            None
+        };
+        Some(Startup {
+            kv_budget,
+            kv_capacity,
+            peak_per_gpu: filled + outside,
+            failure,
+        })
+    }
+}
+
+/// The change that lets an engine start: the memory_utilization that gives the context a
+/// KV budget (or leaves room for the CUDA graphs), `enforce_eager = yes`, a shorter
+/// context, more GPUs or a larger one.
+fn startup_advice(inputs: &Inputs<'_, '_>, mem: &Memory, startup: &Startup) -> String {
+    let bytes = |b: f64| Quantity::bytes(b.round() as i128).display();
+    let count = inputs.count as f64;
+    let context = inputs.context as f64;
+    let Some(memory) = mem.gpu_memory.filter(|m| *m > 0.0) else {
+        return "choose a GPU with more memory".to_string();
+    };
+    let outside = mem.engine.graphs_outside();
+    // The share that holds the weights, the engine memory and one sequence's KV cache.
+    let need = mem.weights / count + mem.overhead + mem.kv_total(context, 1.0) * mem.kv_share;
+    let share_needed = (need / memory * 100.0).ceil();
+    let share_allowed = ((memory - outside) / memory * 100.0).floor();
+    // `enforce_eager` frees KV budget only where the graphs count inside the share.
+    let eager = if mem.engine.graphs_inside() > 0.0 {
+        format!(
+            "; `enforce_eager = yes` frees the {} of CUDA graphs",
+            bytes(mem.engine.graphs_inside())
+        )
+    } else {
+        String::new()
+    };
+    match startup.failure {
+        Some(StartupFailure::CudaGraphsOom) => format!(
+            "set memory_utilization = {share_allowed}% or less to leave room for the {} of CUDA graphs, or enforce_eager = yes (no graphs, slower decode)",
+            bytes(outside)
+        ),
+        Some(StartupFailure::ContextExceedsKvCapacity) if startup.kv_capacity >= 1.0 => {
+            let tokens = if startup.kv_capacity >= 1024.0 {
+                format!("{}k", (startup.kv_capacity / 1024.0).floor())
+            } else {
+                format!("{}", startup.kv_capacity)
+            };
+            let share = if share_needed <= share_allowed && share_needed <= 99.0 {
+                format!(", or memory_utilization = {share_needed}% (room for the context)")
+            } else {
+                String::new()
+            };
+            format!(
+                "context = {tokens} or less fits the KV cache{share}, or a GPU with more memory{eager}"
+            )
+        }
+        _ if share_needed <= share_allowed && share_needed <= 99.0 => format!(
+            "memory_utilization = {share_needed}% gives the KV cache room for one context; or choose a smaller quant, more GPUs (count), or a GPU with more memory{eager}"
+        ),
+        // As a plain misfit: more GPUs when a count fits, else a smaller quant or a GPU.
+        _ => format!(
+            "{}{eager}",
+            fit_advice(inputs, mem, mem.usable.unwrap_or(0.0), 0.0)
+        ),
+    }
 }
 
 /// The figures of a deployment and, when memory could be estimated, its breakdown.
@@ -624,7 +947,10 @@ pub fn fits(inputs: &Inputs<'_, '_>) -> Option<bool> {
             .and_then(|host| host.memory)
             .map(|memory| placement.host <= memory);
     }
-    Some(mem.per_gpu(context, seqs, count) <= usable)
+    let started = mem
+        .startup(context, seqs, count, !inputs.on_cpu())
+        .is_none_or(|startup| startup.failure.is_none());
+    Some(mem.per_gpu(context, seqs, count) <= usable && started)
 }
 
 /// Whether a catalog entry the estimate reads has a figure whose value was rejected
@@ -781,7 +1107,20 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         host_bytes: shown.then_some(host_bytes.round() as i128),
         host_memory_bytes: host_memory.filter(|_| shown).map(|m| m.round() as i128),
         host: inputs.host_name.filter(|_| shown).map(str::to_string),
+        engine_memory: EngineMemory::of(&mem.engine),
+        kv_budget_bytes: None,
+        kv_capacity_tokens: None,
+        peak_per_gpu_bytes: None,
+        startup_failure: None,
     };
+    let startup = mem.startup(
+        context,
+        seqs,
+        count,
+        placement.is_none() && !inputs.on_cpu(),
+    );
+    engine_figures(inputs, &mem, startup.as_ref(), &mut figures, &mut breakdown);
+    let started = startup.is_none_or(|s| s.failure.is_none());
     if let Some(usable) = mem.usable {
         let utilization = per_gpu / usable;
         // Whether a context fits with a share of the memory: with offload, the host's
@@ -792,7 +1131,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         };
         let fits_now = match placement {
             Some(p) => host_memory.map(|m| p.host <= m),
-            None => Some(per_gpu <= usable),
+            None => Some(per_gpu <= usable && started),
         };
         let physical = largest_context(|c| fits_at(c, 1.0));
         let largest = physical.min(window.unwrap_or(f64::INFINITY));
@@ -852,6 +1191,57 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         figures,
         breakdown: Some(breakdown),
     }
+}
+
+/// The engine-memory figures and breakdown entries: the components, the KV budget and
+/// capacity, whether the engine starts and what would make it.
+fn engine_figures(
+    inputs: &Inputs<'_, '_>,
+    mem: &Memory,
+    startup: Option<&Startup>,
+    figures: &mut Figures,
+    breakdown: &mut Breakdown,
+) {
+    let parts = &mem.engine;
+    figures.engine_memory = Ok(mem.overhead + parts.graphs_outside());
+    figures.activation_memory = Ok(parts.peak());
+    figures.cuda_graph_memory = Ok(parts.graphs);
+    let Some(startup) = startup else {
+        let why = if inputs.on_cpu() {
+            missing("the deployment's host has no `memory`".to_string())
+        } else {
+            missing(format!("`{}` has no `memory`", inputs.gpu_name))
+        };
+        for figure in [&mut figures.kv_budget, &mut figures.kv_capacity] {
+            *figure = Err(why.clone());
+        }
+        for figure in [
+            &mut figures.starts,
+            &mut figures.no_kv_budget,
+            &mut figures.context_exceeds_kv_capacity,
+            &mut figures.cuda_graphs_oom,
+        ] {
+            *figure = Err(why.clone());
+        }
+        figures.startup_advice = Err(why);
+        return;
+    };
+    let failure = startup.failure;
+    figures.kv_budget = Ok(startup.kv_budget);
+    figures.kv_capacity = Ok(startup.kv_capacity);
+    figures.starts = Ok(failure.is_none());
+    figures.no_kv_budget = Ok(failure == Some(StartupFailure::NoKvBudget));
+    figures.context_exceeds_kv_capacity =
+        Ok(failure == Some(StartupFailure::ContextExceedsKvCapacity));
+    figures.cuda_graphs_oom = Ok(failure == Some(StartupFailure::CudaGraphsOom));
+    figures.startup_advice = Ok(match failure {
+        Some(_) => startup_advice(inputs, mem, startup),
+        None => "nothing to change: the engine starts".to_string(),
+    });
+    breakdown.kv_budget_bytes = Some(startup.kv_budget.round() as i128);
+    breakdown.kv_capacity_tokens = Some(startup.kv_capacity.max(0.0) as u64);
+    breakdown.peak_per_gpu_bytes = Some(startup.peak_per_gpu.round() as i128);
+    breakdown.startup_failure = failure;
 }
 
 /// The concrete change that makes a deployment fit, or gives it room: a shorter
@@ -1391,25 +1781,18 @@ fn serving_inputs(
     }
 }
 
-/// The engine's token budget per step (`max_num_batched_tokens`): `batch_tokens`, or
-/// `batch_tokens_large` on a GPU with at least `large_memory` whose architecture is not in
-/// `large_except` (vLLM's defaults, stdlib/engines.deploy).
-fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
+/// Whether the engine takes its large-GPU defaults (vLLM's `max_num_batched_tokens` 8192
+/// and `max_num_seqs` 1024) on this GPU: its memory is at least `batched_tokens_memory` and
+/// its architecture is not in `batched_tokens_except` (vLLM keeps the small defaults on the
+/// A100, sm_80). A GPU without a memory figure (the matrix's GPU-less totals) takes the
+/// large defaults: the larger sampler pass, the conservative side.
+fn large_gpu_defaults(inputs: &Inputs<'_, '_>) -> bool {
     let engine = inputs.engine;
-    let small = engine
-        .number("batch_tokens")
-        .unwrap_or(speed::DEFAULT_BATCH_TOKENS);
-    let (Some(large), Some(threshold)) = (
-        engine.number("batch_tokens_large"),
-        engine.number("large_memory"),
-    ) else {
-        return small;
-    };
     let arch_name = match inputs.gpu.fields.get("arch") {
         Some(Value::Ref(_, name)) => Some(name.as_str()),
         _ => None,
     };
-    let excepted = match (engine.fields.get("large_except"), arch_name) {
+    let excepted = match (engine.fields.get("batched_tokens_except"), arch_name) {
         (Some(Value::List(archs)), Some(arch_name)) => archs.iter().any(|a| match a {
             Value::Ref(_, name) => {
                 name == arch_name
@@ -1421,12 +1804,28 @@ fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
         }),
         _ => false,
     };
-    let memory = inputs.gpu.number("memory").unwrap_or(0.0);
-    if memory >= threshold && !excepted {
+    match (
+        inputs.gpu.number("memory"),
+        engine.number("batched_tokens_memory"),
+    ) {
+        (Some(memory), Some(threshold)) => memory >= threshold && !excepted,
+        _ => !excepted,
+    }
+}
+
+/// The engine's token budget per step (`max_num_batched_tokens`): `batched_tokens`, or
+/// `batched_tokens_small` where the engine keeps its small-GPU defaults
+/// ([`large_gpu_defaults`]); 8192 when the engine says neither.
+fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
+    let engine = inputs.engine;
+    let large = engine.number("batched_tokens");
+    let small = engine.number("batched_tokens_small").or(large);
+    if large_gpu_defaults(inputs) {
         large
     } else {
         small
     }
+    .unwrap_or(speed::DEFAULT_BATCH_TOKENS)
 }
 
 /// The layout of a replica beyond its tensor-parallel group: pipeline stages, the GPU's

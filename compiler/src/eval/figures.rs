@@ -55,6 +55,27 @@ const SPEED: &[&str] = &[
 const PRICE: &[&str] = &[
     "gpu", "count", "replicas", "pricing", "spot", "provider", "region", "offer", "owned",
 ];
+const ENGINE_MEM: &[&str] = &[
+    "engine",
+    "model",
+    "quant",
+    "count",
+    "seqs",
+    "gpu",
+    "enforce_eager",
+];
+const STARTUP: &[&str] = &[
+    "model",
+    "quant",
+    "context",
+    "kv_cache",
+    "engine",
+    "gpu",
+    "count",
+    "seqs",
+    "memory_utilization",
+    "enforce_eager",
+];
 const OFFLOAD: &[&str] = &[
     "model", "quant", "context", "seqs", "kv_cache", "engine", "gpu", "count", "offload",
 ];
@@ -179,6 +200,16 @@ figures! {
     fits: bool, FieldTy::Predicate, FIT, "memory_per_gpu <= usable_memory";
     max_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that fits, capped at the model's window";
     fit_advice: String, FieldTy::Str, FIT, "the concrete change that makes the deployment fit (or leaves more room)";
+    engine_memory: f64, FieldTy::Q(Dim::BYTES), ENGINE_MEM, "the engine's memory per GPU beside weights and KV cache: overhead_memory plus CUDA graphs kept outside the usable share";
+    activation_memory: f64, FieldTy::Q(Dim::BYTES), ENGINE_MEM, "activation peak of the engine's startup profiling run per GPU: the larger of its forward pass over the batched tokens and its sampler pass over `seqs` logits";
+    cuda_graph_memory: f64, FieldTy::Q(Dim::BYTES), ENGINE_MEM, "the engine's CUDA-graph capture pool per GPU (0 with `enforce_eager = yes`)";
+    kv_budget: f64, FieldTy::Q(Dim::BYTES), STARTUP, "memory per GPU left for the KV cache at startup: usable_memory - weights per GPU - overhead_memory (negative when none is left)";
+    kv_capacity: f64, FieldTy::Q(Dim::TOKENS), STARTUP, "tokens of context (one sequence) the KV budget holds (vLLM's `GPU KV cache size`)";
+    starts: bool, FieldTy::Predicate, STARTUP, "the engine starts: a KV budget above 0, a context its KV cache holds, room for CUDA graphs outside its share";
+    no_kv_budget: bool, FieldTy::Predicate, STARTUP, "an engine with `startup_check = yes` gets no KV budget: weights and engine memory fill its usable share";
+    context_exceeds_kv_capacity: bool, FieldTy::Predicate, STARTUP, "an engine with `startup_check = yes` refuses a context longer than its KV cache holds";
+    cuda_graphs_oom: bool, FieldTy::Predicate, STARTUP, "CUDA graphs kept outside the usable share do not fit in the rest of the GPU's memory";
+    startup_advice: String, FieldTy::Str, STARTUP, "the change that lets the engine start (memory_utilization, enforce_eager, context, or the GPU)";
     decode_tps: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s per sequence";
     throughput: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "decode tokens/s of all sequences";
     decode_tps_low: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "low end of the decode range (10th percentile of measured / predicted)";

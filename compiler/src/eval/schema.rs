@@ -790,32 +790,96 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::Share),
     f(
-        "batch_tokens",
-        FieldTy::Number,
-        "serving kernels: tokens one engine step processes at most, decodes and prompt chunks together (`max_num_batched_tokens`; default 8192)",
-    )
-    .valid(Valid::Whole { min: 1 }),
-    f(
-        "batch_tokens_large",
-        FieldTy::Number,
-        "serving kernels: the token budget on GPUs with at least `large_memory` (vLLM's larger default)",
-    )
-    .valid(Valid::Whole { min: 1 }),
-    f(
-        "large_memory",
-        FieldTy::Q(Dim::BYTES),
-        "serving kernels: GPU memory from which `batch_tokens_large` applies",
-    )
-    .valid(Valid::Positive),
-    f(
-        "large_except",
+        "batched_tokens_except",
         FieldTy::RefList(DeclKind::Arch),
-        "serving kernels: architectures that keep `batch_tokens` whatever their memory",
+        "architectures that keep the small-GPU defaults (`batched_tokens_small`, `profile_seqs_small`) whatever their memory (vLLM: the A100's sm_80)",
     ),
     f(
         "scheduling",
         FieldTy::Symbol(SCHEDULINGS),
         "serving kernels: `mixed` steps decode and prefill prompt chunks together (chunked prefill); `prefill_first` runs a prompt-only step whenever a prompt waits (default `mixed`)",
+    ),
+    // Engine memory beyond weights and KV cache (docs/estimation.md, "Engine memory").
+    f(
+        "context_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA context and other memory outside the framework's allocator, per GPU",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "activation_per_hidden",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: activations of the startup profiling pass per batched token per unit of the model's `hidden`",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "activation_per_intermediate",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: activations of the startup profiling pass per batched token per unit of the model's `intermediate` (MLP width)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "batched_tokens",
+        FieldTy::Number,
+        "the token budget of one engine step (max_num_batched_tokens: decodes and prompt chunks together; the startup profiling pass) on GPUs with at least `batched_tokens_memory`; default 8192",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "batched_tokens_small",
+        FieldTy::Number,
+        "engine memory: tokens of the profiling pass on GPUs with less than `batched_tokens_memory` (default `batched_tokens`)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "batched_tokens_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: GPU memory from which `batched_tokens` applies rather than `batched_tokens_small`",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "chunked_prefill",
+        FieldTy::Symbol(YES_NO),
+        "engine memory: `yes` bounds the profiling pass at `batched_tokens`; `no` profiles a whole context (max(context, batched_tokens)) (default `yes`)",
+    ),
+    f(
+        "profile_seqs",
+        FieldTy::Number,
+        "engine memory: the engine's default max_num_seqs on GPUs with at least `batched_tokens_memory`; its sampler pass covers max(seqs, this) logits rows",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "profile_seqs_small",
+        FieldTy::Number,
+        "engine memory: the default max_num_seqs on GPUs with less than `batched_tokens_memory` (default `profile_seqs`)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "sampler_per_logit",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: sampler buffers per logits row per vocabulary entry in the profiling pass (rows: max(seqs, `profile_seqs`))",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graph_memory",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA-graph capture pool per GPU, fixed part (0 with `enforce_eager = yes` or `cuda_graphs = no`)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graph_memory_per_layer",
+        FieldTy::Q(Dim::BYTES),
+        "engine memory: CUDA-graph capture pool per GPU, per model layer",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "graphs_in_budget",
+        FieldTy::Symbol(YES_NO),
+        "engine memory: `yes` when the CUDA-graph pool counts inside `utilization`; `no` when it comes on top of it (default `yes`)",
+    ),
+    f(
+        "startup_check",
+        FieldTy::Symbol(YES_NO),
+        "`yes`: the engine sizes its KV cache from a startup profile and refuses to start without a KV budget or with a context longer than the KV cache holds (default `no`)",
     ),
 ];
 
