@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod fleet;
+pub mod milp;
+
 use crate::candidate::{Mode, run_with_offers};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -60,6 +63,17 @@ pub struct Solution {
     /// Candidates in the search space, and how many were evaluated.
     pub candidates: usize,
     pub evaluated: usize,
+    /// `fleet = mixed`: the fleet (replicas per GPU type), its cost, the best single type
+    /// beside it, and the options it was chosen from; `ranked` and `misses` are empty.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<fleet::Fleet>,
+}
+
+impl Solution {
+    /// Whether the search found an answer: a ranked candidate, or a fleet.
+    pub fn found(&self) -> bool {
+        !self.ranked.is_empty() || self.mixed.is_some()
+    }
 }
 
 /// The values one hole can take.
@@ -728,6 +742,7 @@ pub(crate) fn search<'db>(
         misses,
         candidates: total,
         evaluated,
+        mixed: None,
     })
 }
 
@@ -871,9 +886,11 @@ pub fn solutions(
         .filter(|key| key.kind(db) == DeclKind::Deployment)
         .filter_map(|key| {
             let decl = db::decl(db, key)?;
-            let has_holes = decl
-                .fields()
-                .any(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)));
+            let has_holes = decl.fields().any(|f| {
+                matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_))
+                    || (f.name.name == "fleet"
+                        && matches!(&f.value.kind, ExprKind::Name(n) if n == "mixed"))
+            });
             if !has_holes {
                 return None;
             }
@@ -893,6 +910,24 @@ pub fn solutions(
                     Err(format!("`{name}` has errors; run `deployfit check`")),
                 ));
             };
+            if fleet::is_mixed(&resolved) {
+                let planned = fleet::plan(cx, &resolved).map(|mixed| Solution {
+                    deployment: decl.name.name.clone(),
+                    objective: "cost_per_hour".to_string(),
+                    maximize: false,
+                    ranked: Vec::new(),
+                    misses: Vec::new(),
+                    candidates: mixed.options.len(),
+                    evaluated: mixed.nodes,
+                    mixed: Some(mixed),
+                });
+                return Some((
+                    decl.name.name.clone(),
+                    planned.map_err(|d| {
+                        format!("{} [{}]; {}", d.message, d.code, d.help.unwrap_or_default())
+                    }),
+                ));
+            }
             Some((
                 decl.name.name.clone(),
                 search(cx, &resolved, top).map_err(|d| d.message),
