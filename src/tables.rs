@@ -177,10 +177,11 @@ pub fn mixed_fleet(deployment: &str, f: &deployfit_compiler::solve::fleet::Fleet
     ));
     match (&f.single_type, f.savings_percent) {
         (Some(single), Some(savings)) => out.push_str(&format!(
-            "best single type: {} × {} (count {}){} ${:.2}/h — the fleet saves {savings:.1}%\n",
+            "best single type: {} replica{} of {} × {}{} ${:.2}/h — the fleet saves {savings:.1}%\n",
             single.replicas,
-            single.gpu,
+            if single.replicas == 1 { "" } else { "s" },
             single.count,
+            single.gpu,
             match (&single.offer, single.instances) {
                 (Some(offer), Some(n)) => format!(" on {n} × {offer},"),
                 _ => ",".into(),

@@ -216,11 +216,11 @@ fn classes<'a, 'db>(
     let Cx {
         scope, key, decl, ..
     } = cx;
-    let no_workload = |span: Span, what: String| {
+    let no_workload = |span: Span, what: String, help: Option<String>| {
         Box::new(
             Diag::error(Code::FleetNoWorkload, what, Loc::Decl(key, span))
                 .label("no request rates to serve")
-                .help("give the workload request classes, e.g. `workload { chat { rate = 4 req/s; prompt = 512; output = 256 } rag { rate = 1 req/s; prompt = 16k; output = 512 } }`, or write `fleet = single`"),
+                .help(help.unwrap_or_else(|| "give the workload request classes, e.g. `workload { chat { rate = 4 req/s; prompt = 512; output = 256 } rag { rate = 1 req/s; prompt = 16k; output = 512 } }`, or write `fleet = single`".to_string())),
         )
     };
     let Some(block) = decl.nested("workload") else {
@@ -228,6 +228,7 @@ fn classes<'a, 'db>(
             fleet_span(cx),
             "`fleet = mixed` needs a `workload` with request rates; the deployment has none"
                 .to_string(),
+            None,
         ));
     };
     let mut out = Vec::new();
@@ -294,16 +295,28 @@ fn classes<'a, 'db>(
                         .into_iter()
                         .filter(|f| number(f).is_none())
                         .collect();
+                    let listed = missing
+                        .iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let example = missing
+                        .iter()
+                        .map(|m| match *m {
+                            "rate" => "rate = 1 req/s",
+                            "prompt" => "prompt = 2k",
+                            _ => "output = 512",
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; ");
                     Err(no_workload(
                         span,
                         format!(
-                            "request class `{name}` has no {} (`fleet = mixed` serves each class's rate)",
-                            missing
-                                .iter()
-                                .map(|m| format!("`{m}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            "request class `{name}` has no {listed} (`fleet = mixed` serves each class's rate)"
                         ),
+                        Some(format!(
+                            "add `{example}` to `{name}`, or to the `workload` around it (its classes inherit its fields)"
+                        )),
                     ))
                 }
             }
@@ -684,7 +697,10 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                 Loc::Decl(key, gpu_span),
             )
             .label("nothing to buy")
-            .help(crate::rules::NO_OFFER_HELP),
+            .help(match settings.mode {
+                PricingMode::Cloud => crate::rules::NO_OFFER_HELP.to_string(),
+                PricingMode::Owned => "list GPUs with a purchase price and board power (`msrp`, `tdp` in stdlib/gpus.deploy, or your own `gpu NAME extends ... { msrp = $...; tdp = ... W }`), or write `pricing = cloud`".to_string(),
+            }),
         ));
     }
     // A class no unit serves: say which, with the nearest miss.
