@@ -82,63 +82,50 @@ fn undominated(units: &[Unit]) -> Vec<usize> {
 /// within `budget` $/h; the cost and every plan that reaches it (as counts over all
 /// options).
 fn brute_force(units: &[Unit], rates: &[f64], budget: f64) -> (f64, Vec<Vec<u64>>) {
-    let keep = undominated(units);
-    let mut best = f64::INFINITY;
-    let mut plans: Vec<Vec<u64>> = Vec::new();
-    let mut counts = vec![0u64; units.len()];
-    fn walk(
-        at: usize,
-        spent: f64,
-        keep: &[usize],
-        units: &[Unit],
-        rates: &[f64],
+    struct Search<'a> {
+        keep: Vec<usize>,
+        units: &'a [Unit],
+        rates: &'a [f64],
         budget: f64,
-        counts: &mut Vec<u64>,
-        best: &mut f64,
-        plans: &mut Vec<Vec<u64>>,
-    ) {
-        if at == keep.len() {
-            if serves_two(units, counts, rates) {
-                if spent < *best - 1e-9 {
-                    *best = spent;
-                    *plans = vec![counts.clone()];
-                } else if (spent - *best).abs() <= 1e-9 {
-                    plans.push(counts.clone());
-                }
-            }
-            return;
-        }
-        let u = keep[at];
-        let mut n = 0;
-        while spent + n as f64 * units[u].price <= budget + 1e-9 {
-            counts[u] = n;
-            walk(
-                at + 1,
-                spent + n as f64 * units[u].price,
-                keep,
-                units,
-                rates,
-                budget,
-                counts,
-                best,
-                plans,
-            );
-            n += 1;
-        }
-        counts[u] = 0;
+        counts: Vec<u64>,
+        best: f64,
+        plans: Vec<Vec<u64>>,
     }
-    walk(
-        0,
-        0.0,
-        &keep,
+    impl Search<'_> {
+        fn walk(&mut self, at: usize, spent: f64) {
+            if at == self.keep.len() {
+                if serves_two(self.units, &self.counts, self.rates) {
+                    if spent < self.best - 1e-9 {
+                        self.best = spent;
+                        self.plans = vec![self.counts.clone()];
+                    } else if (spent - self.best).abs() <= 1e-9 {
+                        self.plans.push(self.counts.clone());
+                    }
+                }
+                return;
+            }
+            let u = self.keep[at];
+            let price = self.units[u].price;
+            let mut n = 0;
+            while spent + n as f64 * price <= self.budget + 1e-9 {
+                self.counts[u] = n;
+                self.walk(at + 1, spent + n as f64 * price);
+                n += 1;
+            }
+            self.counts[u] = 0;
+        }
+    }
+    let mut search = Search {
+        keep: undominated(units),
         units,
         rates,
         budget,
-        &mut counts,
-        &mut best,
-        &mut plans,
-    );
-    (best, plans)
+        counts: vec![0; units.len()],
+        best: f64::INFINITY,
+        plans: Vec::new(),
+    };
+    search.walk(0, 0.0);
+    (search.best, search.plans)
 }
 
 fn solve_json(path: &str) -> Value {
