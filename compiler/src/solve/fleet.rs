@@ -866,7 +866,10 @@ pub(crate) fn chosen<'db>(cx: Cx<'_, 'db>, fleet: &Fleet) -> Diag<'db> {
         ),
         Loc::Decl(cx.key, fleet_span(cx)),
     )
-    .label(format!("{} GPU type(s)", fleet.fleet.len()))
+    .label(match fleet.fleet.len() {
+        1 => "1 GPU type".to_string(),
+        n => format!("{n} GPU types"),
+    })
     .help("`deployfit solve FILE` prints the fleet per GPU type with the classes each serves and every option's capacity")
 }
 
