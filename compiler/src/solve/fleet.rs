@@ -398,7 +398,7 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
     let values_of = |name: &str| -> Result<Option<Vec<Value>>, Box<Diag<'db>>> {
         match decl.field(name) {
             Some(field) if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) => {
-                super::hole_values(cx, resolved, field).map(Some)
+                super::holes::hole_values(cx, resolved, field).map(Some)
             }
             _ => Ok(resolved.fields.get(name).map(|v| vec![v.clone()])),
         }
@@ -423,7 +423,7 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
             .filter_map(|v| v.quantity().map(|q| q.value() as u64))
             .filter(|c| *c >= 1)
             .collect(),
-        None => super::COUNTS
+        None => super::holes::COUNTS
             .iter()
             .map(|c| *c as u64)
             .filter(|c| heads.is_none_or(|h| (h as u64).is_multiple_of(*c)))
