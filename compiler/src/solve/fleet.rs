@@ -35,6 +35,11 @@ use crate::units::{Dim, Num, Quantity};
 /// them.
 pub const SEQS: [u64; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
+/// More probes (priced GPU × count pairs × classes × `seqs` values) than this are refused
+/// (`deploy::solve::too_many_candidates`) before any is evaluated: each is one evaluation,
+/// as a solver candidate is (the same limit as `solve::MAX_CANDIDATES`).
+pub const MAX_PROBES: usize = 100_000;
+
 /// One request class as the fleet serves it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClassInfo {
@@ -581,7 +586,14 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
     let mut options: Vec<UnitOption> = Vec::new();
     // Per class: the nearest miss (how far, gpu, offers, count, seqs).
     let mut nearest: Vec<Option<(f64, String, u64, u64)>> = vec![None; classes.len()];
-    let mut priced_any = false;
+    // First what can be bought, per GPU and count (cheap), then the probes of those.
+    type Priced<'a, 'db> = (
+        &'a String,
+        Vec<(&'db str, &'db Entry<'db>)>,
+        u64,
+        Vec<UnitOption>,
+    );
+    let mut priced: Vec<Priced<'_, 'db>> = Vec::new();
     for gpu in &gpus {
         let Some(gpu_entry) = entry_of(gpu) else {
             continue;
@@ -640,49 +652,74 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                     }
                 }
             }
-            if units.is_empty() {
-                continue;
+            if !units.is_empty() {
+                priced.push((gpu, gpu_offers.clone(), count, units));
             }
-            priced_any = true;
-            let mut capacity = BTreeMap::new();
-            let mut best_seqs = BTreeMap::new();
-            for (k, class) in classes.iter().enumerate() {
-                let mut best: Option<(f64, u64)> = None;
-                for &seqs in &seqs_list {
-                    let result = probe(gpu, &gpu_offers, count, seqs, class, false);
-                    match result.capacity {
-                        Some(cap) => {
-                            if best.is_none_or(|(b, _)| cap > b) {
-                                best = Some((cap, seqs));
-                            }
-                        }
-                        None => {
-                            // The nearest miss: the smallest shortfall, the first found
-                            // of equal ones.
-                            if nearest[k].as_ref().is_none_or(|(m, ..)| result.miss < *m) {
-                                nearest[k] = Some((result.miss, gpu.clone(), count, seqs));
-                            }
+        }
+    }
+    // Each probe is one evaluation: their number is bounded like the solver's candidates.
+    let probes = priced
+        .len()
+        .saturating_mul(classes.len())
+        .saturating_mul(seqs_list.len());
+    if probes > MAX_PROBES {
+        let gpu_span = decl.field("gpu").map_or(decl.name.span, |f| f.value.span);
+        return Err(Box::new(
+            Diag::error(
+                Code::SolveTooManyCandidates,
+                format!(
+                    "a mixed fleet of {} priced GPU × count pairs, {} classes and {} `seqs` each needs {probes} probes; the limit is {}",
+                    priced.len(),
+                    classes.len(),
+                    seqs_list.len(),
+                    MAX_PROBES
+                ),
+                Loc::Decl(key, gpu_span),
+            )
+            .label("too many probes")
+            .help("narrow `gpu` to the types worth mixing (`gpu = one_of [...]`), pin `count` or `seqs`, or merge request classes"),
+        ));
+    }
+    let priced_any = !priced.is_empty();
+    for (gpu, gpu_offers, count, units) in priced {
+        let mut capacity = BTreeMap::new();
+        let mut best_seqs = BTreeMap::new();
+        for (k, class) in classes.iter().enumerate() {
+            let mut best: Option<(f64, u64)> = None;
+            for &seqs in &seqs_list {
+                let result = probe(gpu, &gpu_offers, count, seqs, class, false);
+                match result.capacity {
+                    Some(cap) => {
+                        if best.is_none_or(|(b, _)| cap > b) {
+                            best = Some((cap, seqs));
                         }
                     }
-                    // More sequences never need less memory: stop at the first that does
-                    // not fit.
-                    if !result.fits {
-                        break;
+                    None => {
+                        // The nearest miss: the smallest shortfall, the first found
+                        // of equal ones.
+                        if nearest[k].as_ref().is_none_or(|(m, ..)| result.miss < *m) {
+                            nearest[k] = Some((result.miss, gpu.clone(), count, seqs));
+                        }
                     }
                 }
-                if let Some((cap, seqs)) = best {
-                    capacity.insert(class.info.name.clone(), cap);
-                    best_seqs.insert(class.info.name.clone(), seqs);
+                // More sequences never need less memory: stop at the first that does
+                // not fit.
+                if !result.fits {
+                    break;
                 }
             }
-            if capacity.is_empty() {
-                continue;
+            if let Some((cap, seqs)) = best {
+                capacity.insert(class.info.name.clone(), cap);
+                best_seqs.insert(class.info.name.clone(), seqs);
             }
-            for mut unit in units {
-                unit.capacity = capacity.clone();
-                unit.seqs = best_seqs.clone();
-                options.push(unit);
-            }
+        }
+        if capacity.is_empty() {
+            continue;
+        }
+        for mut unit in units {
+            unit.capacity = capacity.clone();
+            unit.seqs = best_seqs.clone();
+            options.push(unit);
         }
     }
     if !priced_any {
