@@ -442,7 +442,7 @@ fn a_fleet_needs_a_workload_and_classes_need_a_fleet() {
     let dir = scratch("fleet_forms");
     std::fs::write(
         dir.join("forms.deploy"),
-        "deployment no_rates {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = one_of [l4, h100_sxm5]\n    fleet  = mixed\n}\n\ndeployment classes_alone {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = l4\n    workload { chat { rate = 4 req/s; prompt = 512; output = 256 } }\n}\n\ndeployment half_a_class {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = l4\n    fleet  = mixed\n    workload { output = 256; chat { rate = 4 req/s } }\n}\n",
+        "deployment no_rates {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = one_of [l4, h100_sxm5]\n    fleet  = mixed\n}\n\ndeployment classes_alone {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = l4\n    workload { chat { rate = 4 req/s; prompt = 512; output = 256 } }\n}\n\ndeployment half_a_class {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = l4\n    fleet  = mixed\n    workload { output = 256; chat { rate = 4 req/s } }\n}\n\ndeployment typo {\n    model  = qwen3_8b\n    quant  = fp8\n    engine = vllm\n    gpu    = l4\n    fleet  = mixed\n    workload { chat { rate = 4 req/s; prompt = 512; output = 256; require tfft <= 1 s } }\n}\n",
     )
     .unwrap();
     let output = deployfit_in(&dir, &["check", "--format", "json", "forms.deploy"]);

@@ -378,6 +378,25 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         decl,
     } = cx;
     let classes = classes(cx, resolved)?;
+    // A class's requires are checked for names, units and types once, like the
+    // deployment's (`rules::statically_sound`): a misspelt figure fails every probe the
+    // same way.
+    let mut checker = crate::eval::Checker {
+        scope,
+        anchor: key,
+        diags: Vec::new(),
+    };
+    for class in &classes {
+        for require in &class.requires {
+            checker.condition(&require.cond);
+            if let Some(message) = &require.message {
+                checker.string(message);
+            }
+        }
+    }
+    if let Some(first) = checker.diags.into_iter().next() {
+        return Err(Box::new(first));
+    }
     // Only `gpu` and `count` are searched; `replicas` is the fleet's answer.
     for field in decl.fields() {
         let name = field.name.name.as_str();
