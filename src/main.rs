@@ -824,7 +824,7 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
     }
     let failed = results
         .iter()
-        .any(|(_, r)| r.as_ref().map_or(true, |s| s.ranked.is_empty()));
+        .any(|(_, r)| r.as_ref().map_or(true, |s| !s.found()));
     match format {
         TableFormat::Json => {
             let entries: Vec<serde_json::Value> = results
@@ -1051,10 +1051,26 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
             Err(n) => n.deployment == name,
         });
     }
-    let failed = results.iter().any(Result::is_err);
+    // A mixed fleet has no single deployment's figures: it is explained by its fleet.
+    let failed = results
+        .iter()
+        .any(|r| r.as_ref().is_err_and(|n| n.fleet.is_none()));
     let text = match format {
         TableFormat::Json => {
-            let explained: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            let explained: Vec<serde_json::Value> = results
+                .iter()
+                .filter_map(|r| match r {
+                    Ok(e) => serde_json::to_value(e).ok(),
+                    Err(n) => n.fleet.as_ref().and_then(|fleet| {
+                        let mut value = serde_json::to_value(fleet).ok()?;
+                        value.as_object_mut()?.insert(
+                            "deployment".into(),
+                            serde_json::Value::String(n.deployment.clone()),
+                        );
+                        Some(value)
+                    }),
+                })
+                .collect();
             let mut text = serde_json::to_string_pretty(&explained)
                 .map_err(|e| format!("cannot write JSON: {e}"))?;
             text.push('\n');
@@ -1064,6 +1080,11 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
             .iter()
             .map(|r| match r {
                 Ok(e) => explain::table(e),
+                Err(n) if n.fleet.is_some() => n
+                    .fleet
+                    .as_ref()
+                    .map(|fleet| tables::mixed_fleet(&n.deployment, fleet))
+                    .unwrap_or_default(),
                 Err(n) => format!(
                     "{} ({}:{}): not evaluated; run `deployfit check {}` for the reasons\n",
                     n.deployment,

@@ -298,7 +298,14 @@ fn verdict_of(e: Option<&Explanation>) -> (&'static str, &'static str) {
 /// One deployment's card.
 fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) {
     let e = d.explanation.as_ref();
-    let (verdict, class) = verdict_of(e);
+    let fleet = match &d.solution {
+        Some(Ok(solution)) => solution.mixed.as_ref(),
+        _ => None,
+    };
+    let (verdict, class) = match (e, fleet) {
+        (None, Some(_)) => ("mixed fleet", "ok"),
+        _ => verdict_of(e),
+    };
     let _ = writeln!(
         out,
         "<section class=\"card deployment\" id=\"d{index}\">\n<h2>{} <span class=\"badge {class}\">{}</span> <span class=\"muted mono\">{}:{}</span></h2>",
@@ -338,6 +345,9 @@ fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) 
             out.push_str(&memory_bar(e));
             figures(out, e);
         }
+        None if fleet.is_some() => {
+            out.push_str("<p>A mixed fleet (<code>fleet = mixed</code>): one replica of each GPU type is evaluated per request class; the fleet is below.</p>\n");
+        }
         None => {
             let _ = writeln!(
                 out,
@@ -347,7 +357,11 @@ fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) 
         }
     }
     if let Some(solution) = &d.solution {
-        let _ = writeln!(out, "<h3>Solver: the best {} candidates</h3>", input.top);
+        if matches!(solution, Ok(s) if s.mixed.is_some()) {
+            out.push_str("<h3>Solver: the cheapest fleet</h3>\n");
+        } else {
+            let _ = writeln!(out, "<h3>Solver: the best {} candidates</h3>", input.top);
+        }
         match solution {
             Ok(solution) => solver(out, solution),
             Err(message) => {
@@ -719,7 +733,52 @@ fn tick_label(value: f64) -> String {
 
 /// The ranked candidates as a cost-vs-speed scatter with the Pareto front, the table of
 /// them, and the better-ranked candidates that failed.
+/// `fleet = mixed`: the fleet per GPU type, and the best single type beside it.
+fn mixed_fleet(out: &mut String, f: &deployfit_compiler::solve::fleet::Fleet) {
+    out.push_str("<table class=\"candidates\">\n<thead><tr><th>gpu</th><th class=\"n\">count</th><th class=\"n\">replicas</th><th>rents</th><th class=\"n\">cost</th><th>serves</th></tr></thead>\n<tbody>\n");
+    for m in &f.fleet {
+        let serves: Vec<String> = m
+            .classes
+            .iter()
+            .map(|c| format!("{} {:.2} req/s ({:.0}%)", c.class, c.rate, c.share * 100.0))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">${:.2}/h</td><td>{}</td></tr>",
+            esc(&m.gpu),
+            m.count,
+            m.replicas,
+            esc(&match (&m.offer, m.instances) {
+                (Some(offer), Some(n)) => format!("{n} × {offer}"),
+                _ => "owned".to_string(),
+            }),
+            m.cost_per_hour,
+            esc(&serves.join("; "))
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
+    let single = match (&f.single_type, f.savings_percent) {
+        (Some(s), Some(savings)) => format!(
+            "; the best single type, {} × {} × {}, costs ${:.2}/h: the mix saves {savings:.1}%",
+            s.replicas,
+            s.count,
+            esc(&s.gpu),
+            s.cost_per_hour
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<p>Fleet: ${:.2}/h, ${:.3}/Mtok{single}.</p>",
+        f.cost_per_hour, f.cost_per_mtok
+    );
+}
+
 fn solver(out: &mut String, s: &Solution) {
+    if let Some(fleet) = &s.mixed {
+        mixed_fleet(out, fleet);
+        return;
+    }
     let direction = if s.maximize { "maximize" } else { "minimize" };
     let _ = writeln!(
         out,

@@ -59,6 +59,9 @@ fn speed(fit: &Fit) -> String {
 }
 
 pub fn solution(s: &Solution) -> String {
+    if let Some(fleet) = &s.mixed {
+        return mixed_fleet(&s.deployment, fleet);
+    }
     let direction = if s.maximize { "maximize" } else { "minimize" };
     let mut out = format!(
         "{}: {direction} {} — {} candidates, {} evaluated\n\n",
@@ -117,6 +120,87 @@ pub fn solution(s: &Solution) -> String {
             ));
         }
     }
+    out
+}
+
+/// `fleet = mixed`: the fleet per GPU type, its cost beside the best single type, and
+/// every option's capacity per class.
+pub fn mixed_fleet(deployment: &str, f: &deployfit_compiler::solve::fleet::Fleet) -> String {
+    let proof = if f.optimal {
+        "optimal"
+    } else {
+        "best found, not proven optimal"
+    };
+    let mut out = format!(
+        "{deployment}: mixed fleet, minimize cost_per_hour (pricing = {}) — {} options, {} branch-and-bound nodes, {proof}\n\n",
+        f.pricing,
+        f.options.len(),
+        f.nodes
+    );
+    let rows: Vec<Vec<String>> = f
+        .fleet
+        .iter()
+        .map(|m| {
+            vec![
+                m.gpu.clone(),
+                m.count.to_string(),
+                m.replicas.to_string(),
+                match (&m.offer, m.instances) {
+                    (Some(offer), Some(n)) => format!("{n} × {offer}"),
+                    _ => "owned".into(),
+                },
+                format!("${:.2}/h", m.cost_per_hour),
+                m.classes
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {:.2} req/s ({:.0}%, seqs {})",
+                            c.class,
+                            c.rate,
+                            c.share * 100.0,
+                            c.seqs
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ]
+        })
+        .collect();
+    out.push_str(&grid(
+        &["gpu", "count", "replicas", "rents", "cost", "serves"],
+        &rows,
+        &[0, 3, 5],
+    ));
+    out.push_str(&format!(
+        "\nfleet: ${:.2}/h, ${:.3}/Mtok\n",
+        f.cost_per_hour, f.cost_per_mtok
+    ));
+    match (&f.single_type, f.savings_percent) {
+        (Some(single), Some(savings)) => out.push_str(&format!(
+            "best single type: {} replica{} of {} × {}{} ${:.2}/h — the fleet saves {savings:.1}%\n",
+            single.replicas,
+            if single.replicas == 1 { "" } else { "s" },
+            single.count,
+            single.gpu,
+            match (&single.offer, single.instances) {
+                (Some(offer), Some(n)) => format!(" on {n} × {offer},"),
+                _ => ",".into(),
+            },
+            single.cost_per_hour
+        )),
+        _ => out.push_str("best single type: none serves every class\n"),
+    }
+    let classes: Vec<String> = f
+        .classes
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {:.2} req/s, {:.0} + {:.0} tokens",
+                c.name, c.rate, c.prompt, c.output
+            )
+        })
+        .collect();
+    out.push_str(&format!("classes: {}\n", classes.join("; ")));
     out
 }
 

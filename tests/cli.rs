@@ -13,7 +13,7 @@ fn examples_check_clean_and_show_their_figures() {
         text.contains("team_chat (examples/01-glm4-chat.deploy:4): fits"),
         "{text}"
     );
-    assert!(text.contains("12 files: 0 errors"), "{text}");
+    assert!(text.contains("13 files: 0 errors"), "{text}");
     assert!(
         !text.contains('\u{1b}'),
         "no colour when stdout is not a terminal"

@@ -96,6 +96,12 @@ fn report_of_the_examples_is_one_offline_page_with_bars_scatter_and_matrices() {
 
     let names = example_deployments();
     assert!(names.len() >= 12, "{names:?}");
+    // A mixed fleet has no single deployment's memory bar: its card shows the fleet.
+    let fleet = section(&html, "mixed_api");
+    assert!(fleet.contains("mixed fleet"), "{fleet}");
+    assert!(fleet.contains("<td>h100_sxm5</td>"), "{fleet}");
+    assert!(fleet.contains("the mix saves"), "{fleet}");
+    let names: Vec<String> = names.into_iter().filter(|n| n != "mixed_api").collect();
     for name in &names {
         let section = section(&html, name);
         // Every example evaluates: each has its memory bar with GiB figures.

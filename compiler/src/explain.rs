@@ -103,11 +103,14 @@ fn performance(figures: &Figures) -> Performance {
     }
 }
 
-/// Why a deployment has no explanation: the diagnostics say more.
+/// Why a deployment has no explanation: the diagnostics say more. A mixed fleet
+/// (`fleet = mixed`) has no figures of its own: its answer is the fleet.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct NotEvaluated {
     pub deployment: String,
     pub line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Box<crate::solve::fleet::Fleet>>,
 }
 
 /// Every deployment of a file, explained or not.
@@ -123,6 +126,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 return Err(NotEvaluated {
                     deployment: summary.name,
                     line: summary.line,
+                    fleet: result.fleet.clone().map(Box::new),
                 });
             };
             let scope = crate::names::scope(db, file);

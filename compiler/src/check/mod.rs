@@ -27,6 +27,9 @@ pub struct DeploymentResult<'db> {
     pub breakdown: Option<estimate::Breakdown>,
     /// The catalog entries and numbers the figures were computed from.
     pub setup: Option<Setup>,
+    /// `fleet = mixed`: the fleet the solver chose (the deployment then has no figures of
+    /// its own).
+    pub fleet: Option<solve::fleet::Fleet>,
     pub diags: Vec<Diag<'db>>,
 }
 
@@ -89,12 +92,16 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
             let (_, span) = resolve_loc(db, Loc::Decl(*key, name_span));
             let whole = parsed.as_ref().map(|d| d.span).unwrap_or(name_span);
             let (_, whole) = resolve_loc(db, Loc::Decl(*key, whole));
-            let figures = deployment(db, *key)
+            let evaluated = deployment(db, *key);
+            let mut figures: std::collections::BTreeMap<String, String> = evaluated
                 .figures
                 .iter()
                 .flat_map(Figures::values)
                 .filter_map(|(name, value)| value.ok().map(|v| (name.to_string(), v.display())))
                 .collect();
+            if let Some(fleet) = &evaluated.fleet {
+                figures.extend(solve::fleet::summary_figures(fleet));
+            }
             DeploymentSummary {
                 name: key.name(db).clone(),
                 file: file.path(db).clone(),
@@ -112,6 +119,7 @@ fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db> {
         figures: None,
         breakdown: None,
         setup: None,
+        fleet: None,
         diags: Vec::new(),
     };
     let Some(decl) = decl(db, key) else {
@@ -146,6 +154,21 @@ fn evaluate<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> DeploymentResult<'db> {
         rules::check_statically(cx, diags);
         return result;
     };
+    diags.extend(solve::fleet::classes_without_fleet(cx, &resolved));
+    if solve::fleet::is_mixed(&resolved) {
+        // A mixed fleet is many deployments, one per GPU type: its answer is the fleet
+        // (`deploy::fleet::chosen`), not one deployment's figures.
+        if rules::statically_sound(cx, diags) {
+            match solve::fleet::plan(cx, &resolved) {
+                Ok(fleet) => {
+                    diags.push(solve::fleet::chosen(cx, &fleet));
+                    result.fleet = Some(fleet);
+                }
+                Err(diag) => diags.push(*diag),
+            }
+        }
+        return result;
+    }
     let evaluated = if holes.is_empty() {
         run(cx, resolved, Mode::Check, diags)
     } else if !rules::statically_sound(cx, diags) {

@@ -120,6 +120,14 @@ codes! {
         "info: the solver's choice for a hole, with its figures";
     SolveNoSolution = "deploy::solve::no_solution",
         "no assignment of the holes satisfies every require and error-level rule";
+    FleetChosen = "deploy::fleet::chosen",
+        "info: the mixed fleet the solver chose (`fleet = mixed`): replicas per GPU type, its cost, and the best single type beside it";
+    FleetNoWorkload = "deploy::fleet::no_workload",
+        "`fleet = mixed` without a workload whose classes have a `rate`, `prompt` and `output`";
+    FleetInfeasible = "deploy::fleet::infeasible",
+        "`fleet = mixed`: no candidate GPU type serves a request class within its requires";
+    FleetClassesWithoutFleet = "deploy::fleet::classes_without_fleet",
+        "a workload has request classes but the deployment is not `fleet = mixed`";
     FitDoesNotFit = "deploy::fit::does_not_fit",
         "built-in rule: the deployment needs more memory than the GPUs offer";
     FitNoKvBudget = "deploy::fit::no_kv_budget",

@@ -488,7 +488,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         }
         speculative = Some(values);
     }
-    if !super::parallel::check_plan(cx, &fields, speculative.as_ref(), diags) {
+    if !check_plan(cx, &fields, speculative.as_ref(), diags) {
         ok = false;
     }
     ok.then_some(Resolved {
@@ -599,4 +599,187 @@ fn unknown_model<'db>(
         None => "add it: `model my_model { hf = \"...\" params = ... }`, or name a config.json or .gguf file".to_string(),
     })
     .suggest(quoted)
+}
+
+use super::parallel::{Method, plan_fields, speculative_fields};
+use crate::diagnostics::Severity;
+
+/// The diagnostics of a plan that cannot run: more stages than layers, expert
+/// parallelism on a dense model, a tensor-parallel group that crosses nodes (a warning:
+/// slow) or does not fill whole nodes, pipeline, experts or speculation on an engine
+/// without serving kernels, `method = draft` without a draft model. Returns whether the
+/// deployment may be evaluated (no error).
+pub(crate) fn check_plan<'db>(
+    cx: Cx<'_, 'db>,
+    fields: &BTreeMap<String, Value>,
+    speculative: Option<&BTreeMap<String, Value>>,
+    diags: &mut Vec<Diag<'db>>,
+) -> bool {
+    let Cx {
+        db,
+        scope,
+        key,
+        decl,
+    } = cx;
+    let entry = |kind: DeclKind, field: &str| match fields.get(field) {
+        Some(Value::Ref(_, name)) => scope
+            .lookup(kind, name)
+            .map(|k| (super::entry_of(db, k), name.clone())),
+        _ => None,
+    };
+    let span = |field: &str| decl.field(field).map(|f| f.value.span);
+    let mut ok = true;
+    let (pipeline, expert_parallel) = plan_fields(fields);
+    let count = match fields.get("count") {
+        Some(Value::Q(q)) => as_count(*q).unwrap_or(1).max(1),
+        _ => 1,
+    };
+    let model = entry(DeclKind::Model, "model");
+    let engine = entry(DeclKind::Engine, "engine");
+    let gpu = entry(DeclKind::Gpu, "gpu");
+    let serving = engine
+        .as_ref()
+        .is_some_and(|(e, _)| e.symbol("kernels") == Some("serving"));
+    let engine_name = engine.as_ref().map_or("generic", |(_, n)| n.as_str());
+
+    if let (Some((model, model_name)), Some(at)) = (&model, span("pipeline"))
+        && let Some(layers) = model.number("layers")
+        && pipeline as f64 > layers
+    {
+        diags.push(
+            Diag::error(
+                Code::ParallelPipelineExceedsLayers,
+                format!(
+                    "`pipeline = {pipeline}` asks for more stages than `{model_name}` has layers ({layers})"
+                ),
+                Loc::Decl(key, at),
+            )
+            .label(format!("{pipeline} stages"))
+            .help(format!(
+                "each stage needs at least one layer: write `pipeline = {}` or fewer, or raise `count` instead",
+                layers as u64
+            )),
+        );
+        ok = false;
+    }
+    if expert_parallel
+        && let (Some((model, model_name)), Some(at)) = (&model, span("expert_parallel"))
+    {
+        let params = model.number("params").unwrap_or(0.0);
+        let active = model.number("active_params").unwrap_or(params);
+        let experts = model.number("experts").unwrap_or(0.0);
+        if experts <= 1.0 && active >= params {
+            diags.push(
+                Diag::error(
+                    Code::ParallelNoExperts,
+                    format!(
+                        "`expert_parallel = true` on `{model_name}`, a dense model: it has no experts to spread"
+                    ),
+                    Loc::Decl(key, at),
+                )
+                .label("dense model")
+                .help("remove `expert_parallel = true` (tensor parallelism splits a dense model), or choose a mixture-of-experts model"),
+            );
+            ok = false;
+        }
+    }
+    let asks_parallel = pipeline > 1 || expert_parallel;
+    if asks_parallel && engine.is_some() && !serving {
+        let (field, what) = if pipeline > 1 {
+            ("pipeline", "pipeline stages")
+        } else {
+            ("expert_parallel", "expert parallelism")
+        };
+        if let Some(at) = span(field) {
+            diags.push(
+                Diag::error(
+                    Code::ParallelUnsupported,
+                    format!("`{engine_name}` does not run {what}: its kernels are not a serving engine's (`kernels = serving`)"),
+                    Loc::Decl(key, at),
+                )
+                .label(format!("{what} on {engine_name}"))
+                .help(format!("choose `engine = vllm` or `sglang`, or remove `{field}`; {engine_name} splits a model over `count` GPUs by itself")),
+            );
+            ok = false;
+        }
+    }
+    if let Some((gpu, gpu_name)) = &gpu
+        && let Some(per_node) = gpu.number("gpus_per_node").map(|n| n.max(1.0) as u64)
+        && let Some(at) = span("count")
+    {
+        if count > per_node && count % per_node != 0 {
+            diags.push(
+                Diag::error(
+                    Code::ParallelUnevenNodes,
+                    format!(
+                        "`count = {count}` does not fill whole nodes: a `{gpu_name}` node holds {per_node} GPUs"
+                    ),
+                    Loc::Decl(key, at),
+                )
+                .label(format!("{count} GPUs per tensor-parallel group"))
+                .help(format!(
+                    "write `count = {per_node}` and `pipeline = {}` (stages across nodes), or `count = {}`",
+                    count.div_ceil(per_node),
+                    count.div_ceil(per_node) * per_node
+                )),
+            );
+            ok = false;
+        } else if count > per_node {
+            let link = gpu
+                .number("node_link")
+                .map(|b| format!("{:.0} GB/s", b / 1e9))
+                .unwrap_or_else(|| "the network".to_string());
+            diags.push(
+                Diag::new(
+                    Code::ParallelTensorAcrossNodes,
+                    Severity::Warning,
+                    format!(
+                        "`count = {count}` spans {} nodes of {per_node} `{gpu_name}`: every layer's all-reduce crosses {link} instead of the GPUs' own link",
+                        count / per_node
+                    ),
+                    Loc::Decl(key, at),
+                )
+                .label("tensor parallelism across nodes")
+                .help(format!(
+                    "keep tensor parallelism inside a node: `count = {per_node}` with `pipeline = {}`",
+                    (count / per_node) * pipeline
+                )),
+            );
+        }
+    }
+    if let Some(block) = speculative {
+        let spec = speculative_fields(block);
+        let block_span = decl.nested("speculative").map(|n| n.name.span);
+        if engine.is_some()
+            && !serving
+            && let Some(at) = block_span
+        {
+            diags.push(
+                Diag::error(
+                    Code::SpeculativeUnsupported,
+                    format!("speculative decoding is modelled for serving engines only, not `{engine_name}`"),
+                    Loc::Decl(key, at),
+                )
+                .label(format!("speculative decoding on {engine_name}"))
+                .help("choose `engine = vllm` or `sglang` (they take `--speculative-config`), or remove the `speculative { }` block"),
+            );
+            ok = false;
+        }
+        if spec.method == Method::Draft
+            && spec.draft.is_none()
+            && let Some(at) = block_span
+        {
+            diags.push(
+                Diag::error(
+                    Code::SpeculativeNoDraft,
+                    "`method = draft` needs a draft model, and the block names none",
+                    Loc::Decl(key, at),
+                )
+                .label("no `draft`")
+                .help("add `draft = <model>` inside `speculative { }`, naming a small catalog model with the target's tokenizer (`llama_3_2_1b` for Llama 3), or use `method = eagle3`, `mtp` or `ngram`"),
+            );
+            ok = false;
+        }
+    }
+    ok
 }

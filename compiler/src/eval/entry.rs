@@ -426,13 +426,7 @@ pub fn check_block_fields<'db>(
     for entry in &block.entries {
         if let AstEntry::Nested(nested) = entry {
             match (kind, nested.name.name.as_str()) {
-                (DeclKind::Deployment, "workload") => check_entries(
-                    key,
-                    "workload",
-                    super::schema::WORKLOAD,
-                    &nested.body,
-                    diags,
-                ),
+                (DeclKind::Deployment, "workload") => check_workload(key, &nested.body, diags),
                 (DeclKind::Deployment, "owned") => {
                     check_entries(key, "owned", super::schema::OWNED, &nested.body, diags)
                 }
@@ -490,6 +484,67 @@ pub fn check_block_fields<'db>(
                 .label("not allowed here")
                 .help("objectives belong in a deployment"),
             );
+        }
+    }
+}
+
+/// `workload { ... }`: its fields, and its request classes (`chat { rate prompt output
+/// require ... }`, a nested block under any name that is not a workload field), each
+/// checked against [`super::schema::CLASS`].
+fn check_workload<'db>(key: DeclKey<'db>, body: &Block, diags: &mut Vec<Diag<'db>>) {
+    let is_class = |entry: &AstEntry| {
+        matches!(entry, AstEntry::Nested(nested)
+            if !super::schema::WORKLOAD.iter().any(|spec| spec.name == nested.name.name))
+    };
+    let own = Block {
+        entries: body
+            .entries
+            .iter()
+            .filter(|entry| !is_class(entry))
+            .cloned()
+            .collect(),
+        span: body.span,
+    };
+    check_entries(key, "workload", super::schema::WORKLOAD, &own, diags);
+    let mut seen: BTreeMap<&str, crate::span::Span> = BTreeMap::new();
+    for entry in &body.entries {
+        if let AstEntry::Nested(class) = entry
+            && is_class(entry)
+        {
+            check_entries(
+                key,
+                "request class",
+                super::schema::CLASS,
+                &class.body,
+                diags,
+            );
+            for inner in &class.body.entries {
+                if let AstEntry::Nested(nested) = inner {
+                    diags.push(
+                        Diag::error(
+                            Code::FieldUnknown,
+                            format!("a request class has no block `{}`", nested.name.name),
+                            Loc::Decl(key, nested.name.span),
+                        )
+                        .label("not allowed here")
+                        .help("a request class has the fields `rate`, `prompt`, `output` and its `require`s"),
+                    );
+                }
+            }
+            if let Some(first) = seen.get(class.name.name.as_str()) {
+                diags.push(
+                    Diag::error(
+                        Code::FieldDuplicate,
+                        format!("request class `{}` is given twice", class.name.name),
+                        Loc::Decl(key, class.name.span),
+                    )
+                    .label("given again here")
+                    .with_label(Loc::Decl(key, *first), "first given here")
+                    .help("rename one of the two classes, or merge them"),
+                );
+            } else {
+                seen.insert(&class.name.name, class.name.span);
+            }
         }
     }
 }

@@ -1571,7 +1571,10 @@ fn speed_and_cost(
     // replica serves `seqs` of them at once.
     let served = match (inputs.rate, inputs.output) {
         (Some(rate_rps), Some(output)) => {
-            let latency = speed.ttft_s.unwrap_or(0.0) + output / speed.decode_tps;
+            // A request holds a running slot from its first prompt chunk to its last token:
+            // the wait before it (the simulated `queue`) holds none.
+            let latency = (speed.ttft_s.unwrap_or(0.0) - speed.queue_s.unwrap_or(0.0)).max(0.0)
+                + output / speed.decode_tps;
             let in_flight = rate_rps * latency;
             figures.required_throughput = Ok(rate_rps * output);
             figures.replicas_needed = Ok((in_flight / seqs).ceil().max(1.0));

@@ -382,6 +382,9 @@ pub const DIALECTS: &[&str] = &[
 pub const PROVIDERS: &[&str] = &["aws", "azure", "gcp", "lambda", "runpod"];
 /// How a deployment pays for its GPUs (docs/cost.md).
 pub const PRICINGS: &[&str] = &["cloud", "owned"];
+/// `fleet = single` (default: one GPU type, `replicas` copies) or `mixed` (the solver
+/// picks replicas per GPU type for the workload's request classes; docs/cost.md).
+pub const FLEETS: &[&str] = &["single", "mixed"];
 /// `spot = true` or `false`.
 pub const BOOLEANS: &[&str] = &["true", "false"];
 pub const KERNELS: &[&str] = &["serving", "llamacpp"];
@@ -1035,7 +1038,16 @@ const DEPLOYMENT: &[FieldSpec] = &[
         FieldTy::RefList(DeclKind::Rule),
         "rules silenced here",
     ),
-    f("workload", FieldTy::Block, "traffic: rate, prompt, output"),
+    f(
+        "workload",
+        FieldTy::Block,
+        "traffic: rate, prompt, output; or request classes `NAME { rate prompt output }`",
+    ),
+    f(
+        "fleet",
+        FieldTy::Symbol(FLEETS),
+        "`mixed`: the solver picks how many replicas of each candidate GPU type serve the workload's request classes (`gpu = one_of [...]` or `?`); default `single`",
+    ),
     f(
         "pricing",
         FieldTy::Symbol(PRICINGS),
@@ -1116,6 +1128,11 @@ pub const SPECULATIVE: &[FieldSpec] = &[
         "the draft model (`method = draft`)",
     ),
 ];
+
+/// A request class of a workload (`workload { chat { rate = 4 req/s; prompt = 512;
+/// output = 256; require ttft <= 1 s } }`): the workload's own fields, which it inherits
+/// where it does not set them.
+pub const CLASS: &[FieldSpec] = WORKLOAD;
 
 pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
     match kind {

@@ -234,7 +234,8 @@ fn contribution(env: &DeploymentEnv<'_, '_>, field: &str, reads: &[String]) -> S
 }
 
 /// The figures an expression reads, with their values: "(decode_tps = 15.2 tok/s)".
-fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
+/// The figures an expression reads, with their values: ` (ttft = 1.2 s, …)`.
+pub(crate) fn figures(env: &DeploymentEnv<'_, '_>, expr: &Expr) -> String {
     let mut names = Vec::new();
     reads(expr, &mut names);
     let mut seen = BTreeSet::new();

@@ -6,21 +6,22 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod fleet;
+mod holes;
+pub mod milp;
+
+use holes::hole_values;
+pub use holes::{COUNTS, MAX_REPLICAS};
+
 use crate::candidate::{Mode, run_with_offers};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::Value;
 use crate::eval::deployment::{Cx, Resolved, resolve};
-use crate::eval::entry::const_field;
-use crate::eval::schema::{FieldTy, field_spec};
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 use crate::units::per_hour;
 
-/// Counts `?` tries for tensor parallelism.
-pub const COUNTS: [i128; 4] = [1, 2, 4, 8];
-/// Replicas `?` tries, up to this many.
-pub const MAX_REPLICAS: i128 = 16;
 /// More candidates than this are refused (`deploy::solve::too_many_candidates`) before
 /// anything is evaluated: each candidate is a full evaluation, so the search's time grows
 /// with their number. Documented in docs/language.md (Holes).
@@ -60,81 +61,16 @@ pub struct Solution {
     /// Candidates in the search space, and how many were evaluated.
     pub candidates: usize,
     pub evaluated: usize,
+    /// `fleet = mixed`: the fleet (replicas per GPU type), its cost, the best single type
+    /// beside it, and the options it was chosen from; `ranked` and `misses` are empty.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<fleet::Fleet>,
 }
 
-/// The values one hole can take.
-fn hole_values<'db>(
-    cx: Cx<'_, 'db>,
-    resolved: &Resolved,
-    field: &Field,
-) -> Result<Vec<Value>, Box<Diag<'db>>> {
-    let Cx { db, scope, key, .. } = cx;
-    let name = field.name.name.as_str();
-    let spec = field_spec(DeclKind::Deployment, name).ok_or_else(|| {
-        Box::new(
-            Diag::error(
-                Code::SolveUnsupported,
-                format!("`{name}` cannot be left open: it is not a deployment field"),
-                Loc::Decl(key, field.value.span),
-            )
-            .label("not a deployment field")
-            .help("holes fill deployment fields (`gpu = ?`, `quant = one_of [...]`); fix the field's name"),
-        )
-    })?;
-    match &field.value.kind {
-        ExprKind::OneOf(items) => items
-            .iter()
-            .map(|item| {
-                let one = Field {
-                    name: field.name.clone(),
-                    value: item.clone(),
-                    span: item.span,
-                };
-                const_field(scope, key, &one, spec)
-            })
-            .collect::<Result<Vec<_>, _>>(),
-        _ => match (spec.ty, name) {
-            (FieldTy::Ref(kind), _) if kind != DeclKind::Model => Ok(scope
-                .names(kind)
-                .map(|(entry, _)| Value::Ref(kind, entry.to_string()))
-                .collect()),
-            (_, "count") => {
-                let heads = match resolved.fields.get("model") {
-                    Some(Value::Ref(_, model)) => scope
-                        .lookup(DeclKind::Model, model)
-                        .and_then(|k| crate::eval::entry_of(db, k).number("heads")),
-                    _ => None,
-                };
-                Ok(COUNTS
-                    .iter()
-                    .filter(|count| heads.is_none_or(|h| h as i128 % **count == 0))
-                    .map(|count| {
-                        Value::Q(crate::units::Quantity::new(
-                            crate::units::Num::Int(*count),
-                            crate::units::Dim::NONE,
-                        ))
-                    })
-                    .collect())
-            }
-            (_, "replicas") => Ok((1..=MAX_REPLICAS)
-                .map(|n| {
-                    Value::Q(crate::units::Quantity::new(
-                        crate::units::Num::Int(n),
-                        crate::units::Dim::NONE,
-                    ))
-                })
-                .collect()),
-            _ => Err(Box::new(
-                Diag::new(
-                    Code::SolveUnsupported,
-                    Severity::Error,
-                    format!("`{name} = ?` has no catalog to search"),
-                    Loc::Decl(key, field.value.span),
-                )
-                .label("cannot enumerate")
-                .help(format!("list the values to try: `{name} = one_of [...]`")),
-            )),
-        },
+impl Solution {
+    /// Whether the search found an answer: a ranked candidate, or a fleet.
+    pub fn found(&self) -> bool {
+        !self.ranked.is_empty() || self.mixed.is_some()
     }
 }
 
@@ -729,6 +665,7 @@ pub(crate) fn search<'db>(
         misses,
         candidates: total,
         evaluated,
+        mixed: None,
     })
 }
 
@@ -872,9 +809,11 @@ pub fn solutions(
         .filter(|key| key.kind(db) == DeclKind::Deployment)
         .filter_map(|key| {
             let decl = db::decl(db, key)?;
-            let has_holes = decl
-                .fields()
-                .any(|f| matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_)));
+            let has_holes = decl.fields().any(|f| {
+                matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_))
+                    || (f.name.name == "fleet"
+                        && matches!(&f.value.kind, ExprKind::Name(n) if n == "mixed"))
+            });
             if !has_holes {
                 return None;
             }
@@ -894,6 +833,24 @@ pub fn solutions(
                     Err(format!("`{name}` has errors; run `deployfit check`")),
                 ));
             };
+            if fleet::is_mixed(&resolved) {
+                let planned = fleet::plan(cx, &resolved).map(|mixed| Solution {
+                    deployment: decl.name.name.clone(),
+                    objective: "cost_per_hour".to_string(),
+                    maximize: false,
+                    ranked: Vec::new(),
+                    misses: Vec::new(),
+                    candidates: mixed.options.len(),
+                    evaluated: mixed.nodes,
+                    mixed: Some(mixed),
+                });
+                return Some((
+                    decl.name.name.clone(),
+                    planned.map_err(|d| {
+                        format!("{} [{}]; {}", d.message, d.code, d.help.unwrap_or_default())
+                    }),
+                ));
+            }
             Some((
                 decl.name.name.clone(),
                 search(cx, &resolved, top).map_err(|d| d.message),

@@ -435,6 +435,9 @@ fn summary_line(summary: &crate::diagnostics::DeploymentSummary) -> String {
         escaped(&summary.file.display().to_string()),
         summary.line
     );
+    if let (Some(fleet), Some(cost)) = (figure("fleet"), figure("cost_per_hour")) {
+        return format!("{} ({location}): mixed fleet {fleet}, {cost}", summary.name);
+    }
     let Some(fits) = figure("fits") else {
         return format!("{} ({location}): not evaluated", summary.name);
     };
