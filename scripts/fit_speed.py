@@ -4,6 +4,10 @@
 Reads (relative to the repository root; override with --shared DIR / --catalog FILE):
   ../shared/calibration/llamacpp_bench.csv   282 llama-bench rows (pp*/tg*)
   ../shared/calibration/other_tps.csv        43 other measured speeds (report only)
+  tests/fixtures/calibration/llamacpp_hbm_bench.csv
+                                             56 llama-bench rows on HBM data-centre cards (A100 SXM4
+                                             80GB, H100 PCIe), same columns, one source URL per row
+                                             (--supplement FILE); they fit the HBM decode eta only
   ../shared/catalog/models.csv               architectures (layers, hidden, kv heads, head_dim)
   stdlib/gpus.deploy                         deployfit's GPU catalog (bandwidth, bf16)
 
@@ -22,7 +26,8 @@ spec-sheet numbers for devices the catalog lacks (each marked), (c) model archit
 for the three bench models missing from models.csv, (d) the bits-per-weight used only to
 impute the size of the few rows whose size the source does not print.
 
-Usage: python3 scripts/fit_speed.py [--shared DIR] [--catalog FILE] [--export CSV]
+Usage: python3 scripts/fit_speed.py [--shared DIR] [--catalog FILE] [--supplement CSV] [--export CSV]
+       [--export-hbm CSV]
 
 --export CSV writes the mapped bench rows with the inputs used for each (see export_rows) and
 exits without printing the report; tests/speed_accuracy.rs reads the result.
