@@ -4,6 +4,10 @@
 Reads (relative to the repository root; override with --shared DIR / --catalog FILE):
   ../shared/calibration/llamacpp_bench.csv   282 llama-bench rows (pp*/tg*)
   ../shared/calibration/other_tps.csv        43 other measured speeds (report only)
+  tests/fixtures/calibration/llamacpp_hbm_bench.csv
+                                             56 llama-bench rows on HBM data-centre cards (A100 SXM4
+                                             80GB, H100 PCIe), same columns, one source URL per row
+                                             (--supplement FILE); they fit the HBM decode eta only
   ../shared/catalog/models.csv               architectures (layers, hidden, kv heads, head_dim)
   stdlib/gpus.deploy                         deployfit's GPU catalog (bandwidth, bf16)
 
@@ -22,7 +26,8 @@ spec-sheet numbers for devices the catalog lacks (each marked), (c) model archit
 for the three bench models missing from models.csv, (d) the bits-per-weight used only to
 impute the size of the few rows whose size the source does not print.
 
-Usage: python3 scripts/fit_speed.py [--shared DIR] [--catalog FILE] [--export CSV]
+Usage: python3 scripts/fit_speed.py [--shared DIR] [--catalog FILE] [--supplement CSV] [--export CSV]
+       [--export-hbm CSV]
 
 --export CSV writes the mapped bench rows with the inputs used for each (see export_rows) and
 exits without printing the report; tests/speed_accuracy.rs reads the result.
@@ -63,6 +68,8 @@ DEVICE_RULES = [
     (r"rtx 6000 ada", "rtx_6000_ada", "nvidia_workstation", {}, ""),
     (r"rtx a6000", "rtx_a6000", "nvidia_workstation", {}, ""),
     (r"a100 80gb pcie", "a100_pcie_80gb", "nvidia_datacenter", {}, ""),
+    (r"a100-sxm4-80gb", "a100_sxm4_80gb", "nvidia_datacenter", {}, "supplement (llamacpp_hbm_bench.csv)"),
+    (r"h100 pcie", "h100_pcie", "nvidia_datacenter", {}, "supplement (llamacpp_hbm_bench.csv)"),
     (r"h100", "h100_sxm5", "nvidia_datacenter", {},
      "other_tps only: variant not stated; SXM5 assumed"),
     (r"radeon ai pro r9700", None, "amd",
@@ -381,6 +388,35 @@ class DecodeModel:
         return 1 / t
 
 
+class TwoStageDecodeModel(DecodeModel):
+    """M4 fitted on the shared rows only, then the eta of the families the supplement adds
+    (HBM data-centre cards) refitted on all of that family's rows with every other term held.
+
+    The supplement adds only HBM rows, so it should move only the HBM eta: t0 per backend and
+    the other families' eta stay as the 86 shared rows (20 devices, 3 backends) fit them.
+    Stage 2 is the one-parameter relative least squares
+        min sum_i ((x_i k + t0_i) tps_i - 1)^2  ->  k = sum x_i tps_i (1 - t0_i tps_i) / sum (x_i tps_i)^2
+    with x_i = bytes_i / BW_i and k = 1/eta.  Used inside LODO like any model: a held-out device
+    is absent from both stages."""
+
+    def __init__(self, name):
+        super().__init__(name, eta_by="family", t0_by="backend", use_kv=True, per_layer=True)
+
+    def fit(self, rows):
+        base = [r for r in rows if not r.get("supplement")]
+        super().fit(base)
+        for fam in sorted({r["family"] for r in rows if r.get("supplement")}):
+            own = [r for r in rows if r["family"] == fam]
+            num = den = 0.0
+            for r in own:
+                x = self.step_bytes(r) / (r["bandwidth"] * GB)
+                t0 = sum(self.coef.get(k, 0.0) * v for k, v in zip(*self.feats(r)) if k[0] == "t0")
+                num += x * r["tps"] * (1 - t0 * r["tps"])
+                den += (x * r["tps"]) ** 2
+            self.coef[("inv_eta", fam)] = num / den
+        return self
+
+
 # ---------------------------------------------------------------------------
 # Prefill model: time/token = max(FLOP/(peak*mfu), bytes/(ubatch*eta*BW))
 #   FLOP/token = 2*params + a_att * 4*layers*hidden*T     (design's attention term)
@@ -549,7 +585,7 @@ EXPORT_COLUMNS = ["row", "source_device", "test", "kind", "tokens", "family", "b
                   "kv_bytes_per_token", "tps"]
 
 
-def export_rows(rows, path):
+def export_rows(rows, path, with_source=False):
     """One line per mapped bench row (every row load_bench keeps), sorted by row number.
 
     row: 1-based data row of llamacpp_bench.csv (file line - 1).  devices: the "Nx " count
@@ -568,11 +604,13 @@ def export_rows(rows, path):
             "devices": r["count"], "bandwidth_gbs": num(r["bandwidth"]), "peak_tflops": num(r["peak_fp16acc"]),
             "params": round(r["params"]), "layers": r["layers"], "hidden": r["hidden"],
             "size_bytes": round(r["size"]), "kv_bytes_per_token": r["kv_per_tok"], "tps": num(r["tps"])})
+        if with_source:
+            out[-1]["source"] = r["source"]
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=EXPORT_COLUMNS + (["source"] if with_source else []), lineterminator="\n")
         w.writeheader()
         w.writerows(out)
     return len(out)
@@ -585,15 +623,29 @@ def main():
     ap.add_argument("--shared", default=os.path.join(root, "..", "shared"))
     ap.add_argument("--catalog", default=os.path.join(root, "stdlib", "gpus.deploy"))
     ap.add_argument("--export", metavar="CSV", help="write the per-row inputs to CSV and exit")
+    ap.add_argument("--supplement", default=os.path.join(root, "tests", "fixtures", "calibration", "llamacpp_hbm_bench.csv"),
+                    help="extra llama-bench rows in llamacpp_bench.csv's format (HBM data-centre cards)")
+    ap.add_argument("--export-hbm", metavar="CSV", help="write the supplement's per-row inputs (with source) and exit")
     args = ap.parse_args()
 
     catalog = load_catalog(args.catalog)
     arch = load_models(os.path.join(args.shared, "catalog", "models.csv"))
     rows, unmapped, bpw = load_bench(os.path.join(args.shared, "calibration", "llamacpp_bench.csv"), catalog, arch)
+    supp, supp_unmapped, _ = load_bench(args.supplement, catalog, arch)
+    for r in supp:
+        r["supplement"] = True
+    if supp_unmapped:
+        sys.exit(f"unmapped supplement rows: {supp_unmapped}")
     if args.export:
         n = export_rows(rows, args.export)
         print(f"{n} rows written to {args.export}")
         return 0
+    if args.export_hbm:
+        n = export_rows(supp, args.export_hbm, with_source=True)
+        print(f"{n} rows written to {args.export_hbm}")
+        return 0
+    base_rows = rows
+    rows = rows + supp
 
     # ---------------- 1. mapping ----------------
     print("## 1. Device mapping\n")
@@ -634,6 +686,8 @@ def main():
          lambda: DecodeModel("M7", eta_by="vendor", t0_by="backend", use_kv=True, per_layer=True, cap_by="backend")),
         ("M8 eta per family + kernel cap per backend + t0/layer per backend + KV",
          lambda: DecodeModel("M8", eta_by="family", t0_by="backend", use_kv=True, per_layer=True, cap_by="backend")),
+        ("M9 M4 on the shared rows, then the supplement's family eta refitted with t0 held",
+         lambda: TwoStageDecodeModel("M9")),
     ]
     pooled = lambda: DecodeModel("pool", t0_by="backend", use_kv=True)
     res = {}
@@ -658,7 +712,13 @@ def main():
         _, m, p = ape_stats([(r["tps"], pr) for r, pr in res[name][0]])
         scores[name] = m + p
     chosen_name = min(scores, key=scores.get)
-    print(f"Chosen decode model (lowest LODO median + p90): **{chosen_name}**\n")
+    print(f"Lowest LODO median + p90: **{chosen_name}**\n")
+    if any(r.get("supplement") for r in tg) and chosen_name.startswith("M4"):
+        # The supplement holds only HBM rows: let it move only the HBM eta (M9 = M4's form and
+        # its fit on the shared rows, plus that eta), so the GDDR/Apple eta and every t0 (which
+        # the serving model's eager launches also use) stay as the shared rows fit them.
+        chosen_name = next(n for n, _ in candidates if n.startswith("M9"))
+        print(f"Chosen decode model: **{chosen_name}** (the same form; the supplement moves only the HBM eta)\n")
     dm = res[chosen_name][2]
     print("Fitted on all single-device tg rows:")
     table(["term", "group", "value"],
@@ -666,7 +726,7 @@ def main():
              "t0 (ms" + (", per 32 layers" if dm.per_layer else "") + ")"), k[1],
             f"{1 / v:.3f}" if k[0] == "inv_eta" else (f"{1 / v:.0f}" if v > 0 else "inf (no cap)") if k[0] == "inv_cap"
             else f"{v * 1e3:.3f}") for k, v in sorted(dm.coef.items())])
-    pooled_all = pooled().fit(tg)
+    pooled_all = pooled().fit([r for r in tg if not r.get("supplement")])
     print("Pooled fallback (one eta, t0 per backend; used for families without data, e.g. amd, cpu):")
     table(["term", "group", "value"],
           [(("eta" if k[0] == "inv_eta" else "t0 (ms)"), k[1], f"{1 / v:.3f}" if k[0] == "inv_eta" else f"{v * 1e3:.3f}")
@@ -697,6 +757,33 @@ def main():
     print(f"Multi-GPU layer-split decode ({n} rows), chosen model with ONE card's bandwidth (layer split is sequential): "
           f"median APE {fmt(m)} %, p90 {fmt(p)} %, median measured/predicted {statistics.median(rat):.3f}\n")
 
+    # HBM supplement: the chosen model fitted WITHOUT the supplement predicts it (out of sample,
+    # "before"), against its leave-one-device-out prediction with the supplement in the fit ("after").
+    supp_tg = [r for r in tg if r.get("supplement")]
+    if supp_tg:
+        base_tg = [r for r in tg if not r.get("supplement")]
+        before = dict(candidates)[chosen_name]().fit(base_tg)
+        before_fb = pooled().fit(base_tg)
+        hbm = [r for r in tg if r["family"] == "nvidia_datacenter"]
+        print("HBM data-centre decode per device: the chosen model fitted without the supplement rows "
+              f"(eta {1 / before.coef[('inv_eta', 'nvidia_datacenter')]:.3f}; out of sample for the supplement's "
+              "devices) against its LODO prediction with them (each device predicted by a fit without it):")
+        hrows = []
+        for g in sorted({r["group"] for r in hbm}):
+            rs = [r for r in hbm if r["group"] == g]
+            b = [(r["tps"], before.predict(r, before_fb)) for r in rs]
+            a = [(r["tps"], ch[id(r)]) for r in rs]
+            hrows.append((g, len(rs), "yes" if rs[0].get("supplement") else "no",
+                          f"{statistics.median([m / p for m, p in b]):.3f}", fmt(ape_stats(b)[1]), fmt(ape_stats(b)[2]),
+                          f"{statistics.median([m / p for m, p in a]):.3f}", fmt(ape_stats(a)[1]), fmt(ape_stats(a)[2])))
+        b = [(r["tps"], before.predict(r, before_fb)) for r in supp_tg]
+        a = [(r["tps"], ch[id(r)]) for r in supp_tg]
+        hrows.append(("supplement rows", len(supp_tg), "", f"{statistics.median([m / p for m, p in b]):.3f}",
+                      fmt(ape_stats(b)[1]), fmt(ape_stats(b)[2]), f"{statistics.median([m / p for m, p in a]):.3f}",
+                      fmt(ape_stats(a)[1]), fmt(ape_stats(a)[2])))
+        table(["device", "n", "supplement", "before: meas/pred", "before median %", "before p90 %",
+               "after LODO: meas/pred", "after median %", "after p90 %"], hrows)
+
     dcv = holdout_rowcv(dict(candidates)[chosen_name], tg, pooled)
     print(f"Row-level CV of the chosen decode model ({CV_FOLDS}-fold, stratified by device, {len(CV_SEEDS)} repeats, "
           f"seeds {CV_SEEDS[0]}..{CV_SEEDS[-1]}; {len(dcv)} held-out predictions of {len(tg)} rows), per device, "
@@ -705,7 +792,9 @@ def main():
           cv_device_table(tg, dcv))
 
     # ---------------- 3. prefill ----------------
-    pp_all = [r for r in rows if r["kind"] == "pp"]
+    # The HBM supplement informs decode only: its prefill rows (one A100 SXM4 F16 run measures
+    # 604 t/s at pp512, a tenth of the same card's Q4_K_M) stay out of the prefill fit.
+    pp_all = [r for r in rows if r["kind"] == "pp" and not r.get("supplement")]
     pp = [r for r in pp_all if r["count"] == 1 and r["peak"]]
     no_peak = [r for r in pp_all if r["count"] == 1 and not r["peak"]]
     print(f"## 3. Prefill (pp rows, single device with a peak: {len(pp)} rows; without a peak: {len(no_peak)} "

@@ -260,7 +260,7 @@ fn diff_shows_and_fix_applies_the_unambiguous_fixes() {
         "{text}"
     );
     for line in [
-        "-    context = 8k\n+    context = 4k\n",
+        "-    context = 8k\n+    context = 6k\n",
         "gpu = rtx_4090; context = 32k }\n",
         "+deployment typo { model = qwen3_8b; quant = Q4_K_M; engine = llamacpp; gpu = rtx_4090;",
     ] {

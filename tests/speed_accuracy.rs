@@ -49,10 +49,14 @@ fn cells(line: &str) -> Vec<String> {
 }
 
 fn rows() -> Vec<Row> {
-    let text = std::fs::read_to_string(
-        common::root().join("tests/fixtures/calibration/llamacpp_rows.csv"),
-    )
-    .expect("the exported calibration rows");
+    rows_from("tests/fixtures/calibration/llamacpp_rows.csv")
+}
+
+/// Reads an exported rows file (llamacpp_rows.csv, or the HBM supplement
+/// llamacpp_hbm_rows.csv, which adds a `source` column).
+fn rows_from(path: &str) -> Vec<Row> {
+    let text = std::fs::read_to_string(common::root().join(path))
+        .unwrap_or_else(|e| panic!("the exported calibration rows {path}: {e}"));
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let column = |name: &str| {
@@ -201,11 +205,13 @@ fn accuracy_report() {
     let (split_median, _, split_n) = report("decode, llama.cpp layer split over 2–8 GPUs", &split);
     let (prefill_median, prefill_p90, prefill_n) = report("prefill, one GPU", &prefill);
 
-    // The figures docs/estimation.md states (in-sample, set 2026-11-29): decode 4.4 % /
-    // 15.8 %, layer split 4.9 %, prefill 14.1 % / 41.0 %. A change that makes a median
-    // worse fails here; improve the model, then update the figures and the docs.
+    // The figures docs/estimation.md states (in-sample, set 2026-12-01): decode 4.6 % /
+    // 15.8 %, layer split 4.6 %, prefill 14.1 % / 41.0 %. A change that makes a median
+    // worse fails here; improve the model, then update the figures and the docs. (Decode was
+    // 4.4 % while the HBM eta fitted the A100 PCIe alone; fitted on three HBM cards it
+    // overpredicts these A100 rows by about 5 %, see hbm_supplement_accuracy.)
     assert_eq!((decode_n, split_n, prefill_n), (86, 50, 78));
-    assert!(decode_median <= 4.6, "decode median {decode_median:.1} %");
+    assert!(decode_median <= 4.8, "decode median {decode_median:.1} %");
     assert!(decode_p90 <= 16.5, "decode p90 {decode_p90:.1} %");
     assert!(
         split_median <= 5.2,
@@ -219,5 +225,111 @@ fn accuracy_report() {
     assert!(
         decode_median < base_median / 2.0,
         "the fitted model beats the plain formula"
+    );
+}
+
+/// The HBM data-centre supplement (tests/fixtures/calibration/llamacpp_hbm_rows.csv, exported
+/// by `scripts/fit_speed.py --export-hbm` from llamacpp_hbm_bench.csv): llama-bench runs on an
+/// A100 SXM4 80GB and an H100 PCIe, one and four cards, each row citing its source notebook.
+/// Their decode rows fit the HBM efficiency together with the A100 PCIe rows above, so these
+/// are in-sample figures; the held-out (leave-one-device-out) ones are in
+/// docs/calibration-speed.md.
+#[test]
+fn hbm_supplement_accuracy() {
+    let text = std::fs::read_to_string(
+        common::root().join("tests/fixtures/calibration/llamacpp_hbm_rows.csv"),
+    )
+    .unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let source = header
+        .iter()
+        .position(|h| *h == "source")
+        .expect("a source column");
+    for line in lines {
+        let url = &cells(line)[source];
+        assert!(
+            url.starts_with("https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference/blob/"),
+            "every supplement row cites its source: {line}"
+        );
+    }
+
+    let supplement = rows_from("tests/fixtures/calibration/llamacpp_hbm_rows.csv");
+    assert_eq!(supplement.len(), 56);
+    assert!(supplement.iter().all(|r| r.family == Family::Hbm));
+    let shared = rows();
+    let decode: Vec<&Row> = supplement
+        .iter()
+        .filter(|r| r.kind == "decode" && r.devices == 1.0)
+        .collect();
+    let split: Vec<&Row> = supplement
+        .iter()
+        .filter(|r| r.kind == "decode" && r.devices > 1.0)
+        .collect();
+    // Every HBM card with one GPU: the A100 PCIe rows of the shared data and the supplement's.
+    let hbm: Vec<&Row> = shared
+        .iter()
+        .chain(supplement.iter())
+        .filter(|r| r.kind == "decode" && r.devices == 1.0 && r.family == Family::Hbm)
+        .collect();
+    // Every single-GPU decode row, shared and supplement together.
+    let all: Vec<&Row> = shared
+        .iter()
+        .chain(supplement.iter())
+        .filter(|r| r.kind == "decode" && r.devices == 1.0)
+        .collect();
+
+    let (decode_median, decode_p90, decode_n) = report("HBM supplement decode, one GPU", &decode);
+    let (split_median, split_p90, split_n) =
+        report("HBM supplement decode, layer split over 4 GPUs", &split);
+    let (hbm_median, hbm_p90, hbm_n) = report(
+        "HBM decode, one GPU (A100 PCIe, A100 SXM4, H100 PCIe)",
+        &hbm,
+    );
+    let (all_median, all_p90, all_n) = report("decode, one GPU, shared and supplement rows", &all);
+    let (base_median, base_p90) = baseline(&hbm);
+    println!(
+        "HBM decode, plain bandwidth formula (η 0.7): median {base_median:.1} %, 90th percentile {base_p90:.1} %"
+    );
+
+    // In-sample figures (set 2026-12-01, HBM eta 0.584): supplement decode 8.6 % / 13.9 %,
+    // its 4-GPU layer split 17.8 % / 42.3 % (never fitted; the 4x A100 SXM4 box runs at 0.67–0.87
+    // of prediction), all HBM single-GPU rows 5.5 % / 11.8 %, all 98 single-GPU rows 5.1 % / 15.3 %.
+    // A change that makes one worse fails here; improve the model, then update these and the docs.
+    const DECODE_MEDIAN: f64 = 9.0;
+    const DECODE_P90: f64 = 14.5;
+    const SPLIT_MEDIAN: f64 = 18.5;
+    const SPLIT_P90: f64 = 43.0;
+    const HBM_MEDIAN: f64 = 5.8;
+    const HBM_P90: f64 = 12.5;
+    const ALL_MEDIAN: f64 = 5.3;
+    const ALL_P90: f64 = 16.0;
+    assert_eq!((decode_n, split_n, hbm_n, all_n), (12, 16, 18, 98));
+    assert!(
+        decode_median <= DECODE_MEDIAN,
+        "HBM supplement decode median {decode_median:.1} %"
+    );
+    assert!(
+        decode_p90 <= DECODE_P90,
+        "HBM supplement decode p90 {decode_p90:.1} %"
+    );
+    assert!(
+        split_median <= SPLIT_MEDIAN,
+        "HBM layer-split median {split_median:.1} %"
+    );
+    assert!(
+        split_p90 <= SPLIT_P90,
+        "HBM layer-split p90 {split_p90:.1} %"
+    );
+    assert!(
+        hbm_median <= HBM_MEDIAN,
+        "HBM decode median {hbm_median:.1} %"
+    );
+    assert!(hbm_p90 <= HBM_P90, "HBM decode p90 {hbm_p90:.1} %");
+    assert!(all_median <= ALL_MEDIAN, "decode median {all_median:.1} %");
+    assert!(all_p90 <= ALL_P90, "decode p90 {all_p90:.1} %");
+    assert!(
+        hbm_median < base_median / 2.0,
+        "the fitted model beats the plain formula on HBM cards"
     );
 }

@@ -80,13 +80,15 @@ impl Family {
 
 /// Decode efficiency η: the share of memory bandwidth a decode step reaches, fitted to
 /// llama.cpp measurements (scripts/fit_speed.py, docs/calibration-speed.md). HBM's figure
-/// comes from llama.cpp on an A100. Serving engines take their own efficiencies from their
-/// catalog fields ([`Engine`], docs/calibration-serving.md).
+/// comes from llama.cpp on three data-centre cards (A100 PCIe 80GB, A100 SXM4 80GB, H100
+/// PCIe; 18 decode rows, with the other terms held at their fit on the shared rows): they
+/// reach well under their bandwidth at batch 1. Serving engines take their own efficiencies
+/// from their catalog fields ([`Engine`], docs/calibration-serving.md).
 pub fn decode_efficiency(family: Family) -> f64 {
     match family {
         Family::Geforce => 0.975,
         Family::Workstation => 0.967,
-        Family::Hbm => 0.557,
+        Family::Hbm => 0.584,
         Family::Apple => 0.874,
         Family::Other => 0.879,
         Family::Cpu => HOST_EFFICIENCY_CPU,

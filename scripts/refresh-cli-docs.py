@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Re-runs the complete outputs quoted in docs/cli.md ("Real output of `deployfit ...`")
+with the debug binary and replaces each quoted block. Blocks the text says are excerpts
+("one row shown", "first rows", ...) and commands run on files the page writes itself are
+left alone: refresh those by hand. Usage: python3 scripts/refresh-cli-docs.py [BINARY]"""
+import re, subprocess, sys, shlex
+
+binary = sys.argv[1] if len(sys.argv) > 1 else "./target/debug/deployfit"
+path = "docs/cli.md"
+text = open(path).read()
+out, pos, changed = [], 0, 0
+pattern = re.compile(r"Real output of\s+`deployfit ([^`]+)`([^\n]*(?:\n(?!\n)[^\n]*)*)\n\n```([a-z]*)\n(.*?)```", re.S)
+for m in pattern.finditer(text):
+    args, lead, lang, body = m.group(1), m.group(2), m.group(3), m.group(4)
+    if any(w in lead for w in ("shown", "first", " for")) or "chat.deploy" in args:
+        continue
+    run = subprocess.run([binary] + shlex.split(args), capture_output=True, text=True,
+                         env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
+    new = run.stdout
+    if not new.endswith("\n"):
+        new += "\n"
+    if new != body:
+        changed += 1
+    out.append(text[pos:m.start(4)])
+    out.append(new)
+    pos = m.end(4)
+out.append(text[pos:])
+open(path, "w").write("".join(out))
+print(f"{changed} block(s) refreshed")
