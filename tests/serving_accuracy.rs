@@ -1020,51 +1020,43 @@ fn fit_serving_constants() {
         .map(|((pred, low, high), c)| (c, pred, low, high))
         .collect();
     report("in-sample", &in_sample);
+    // Fits on the rows `train` keeps, predicts the others: (case, predicted, low, high).
+    let held_out = |ws: &mut Workspace, label: String, train: &dyn Fn(&Case) -> bool| {
+        let rows: Vec<&Case> = all.iter().copied().filter(|c| train(c)).collect();
+        let test: Vec<Case> = cases.iter().filter(|c| !train(c)).cloned().collect();
+        let kf = fit(ws, &rows);
+        println!("{label}: {kf:?}");
+        let preds = evaluate(ws, &test, Some(&kf));
+        test.iter()
+            .zip(preds)
+            .map(|(c, (pred, low, high))| {
+                let original = cases
+                    .iter()
+                    .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
+                    .unwrap();
+                (original, pred, low, high)
+            })
+            .collect::<Vec<Row<'_>>>()
+    };
     // Leave one GPU family out.
     let mut held: Vec<Row<'_>> = Vec::new();
     for fam in ["ampere", "ada", "hopper", "blackwell", "cdna"] {
-        let train: Vec<&Case> = all
-            .iter()
-            .copied()
-            .filter(|c| family(c.gpu) != fam)
-            .collect();
-        let test: Vec<Case> = cases
-            .iter()
-            .filter(|c| family(c.gpu) == fam)
-            .cloned()
-            .collect();
-        let kf = fit(&mut ws, &train);
-        println!("without {fam}: {kf:?}");
-        let preds = evaluate(&mut ws, &test, Some(&kf));
-        for (c, (pred, low, high)) in test.iter().zip(preds) {
-            let original = cases
-                .iter()
-                .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
-                .unwrap();
-            held.push((original, pred, low, high));
-        }
+        held.extend(held_out(&mut ws, format!("without {fam}"), &|c| {
+            family(c.gpu) != fam
+        }));
     }
     report("held out by GPU family", &held);
     // Two halves by model family.
     let llama = |c: &Case| c.model.starts_with("llama");
     let mut halves: Vec<Row<'_>> = Vec::new();
-    for side in [true, false] {
-        let train: Vec<&Case> = all.iter().copied().filter(|c| llama(c) != side).collect();
-        let test: Vec<Case> = cases.iter().filter(|c| llama(c) == side).cloned().collect();
-        let kf = fit(&mut ws, &train);
-        println!(
-            "trained on {} rows: {kf:?}",
-            if side { "non-Llama" } else { "Llama" }
-        );
-        let preds = evaluate(&mut ws, &test, Some(&kf));
-        for (c, (pred, low, high)) in test.iter().zip(preds) {
-            let original = cases
-                .iter()
-                .find(|o| o.id == c.id && o.metric == c.metric && o.stat == c.stat)
-                .unwrap();
-            halves.push((original, pred, low, high));
-        }
-    }
+    halves.extend(held_out(
+        &mut ws,
+        "trained on non-Llama rows".into(),
+        &|c| !llama(c),
+    ));
+    halves.extend(held_out(&mut ws, "trained on Llama rows".into(), &|c| {
+        llama(c)
+    }));
     report("held out by model family (Llama / other)", &halves);
     println!("total {:?}", started.elapsed());
 }

@@ -430,50 +430,14 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             ok = false;
         }
     }
-    let mut workload = BTreeMap::new();
-    if let Some(block) = decl.nested("workload") {
-        for entry in &block.body.entries {
-            if let AstEntry::Field(field) = entry
-                && let Some(spec) = WORKLOAD.iter().find(|s| s.name == field.name.name)
-            {
-                match const_field(scope, key, field, spec) {
-                    Ok(value) => {
-                        workload.insert(field.name.name.clone(), value);
-                    }
-                    Err(diag) => {
-                        // An invalid workload figure (a negative prompt) is not
-                        // replaced by a default: the deployment is not evaluated.
-                        diags.push(*diag);
-                        ok = false;
-                    }
-                }
-            }
-        }
-    }
-    let mut owned = BTreeMap::new();
-    if let Some(block) = decl.nested("owned") {
-        for entry in &block.body.entries {
-            if let AstEntry::Field(field) = entry
-                && let Some(spec) = OWNED.iter().find(|s| s.name == field.name.name)
-            {
-                match const_field(scope, key, field, spec) {
-                    Ok(value) => {
-                        owned.insert(field.name.name.clone(), value);
-                    }
-                    Err(diag) => {
-                        diags.push(*diag);
-                        ok = false;
-                    }
-                }
-            }
-        }
-    }
-    let mut speculative = None;
-    if let Some(block) = decl.nested("speculative") {
+    // The nested blocks' fields: an invalid figure (a negative prompt) is not replaced by a
+    // default; the deployment is not evaluated.
+    let mut block_fields = |name: &str, schema: &[super::schema::FieldSpec]| {
+        let block = decl.nested(name)?;
         let mut values = BTreeMap::new();
         for entry in &block.body.entries {
             if let AstEntry::Field(field) = entry
-                && let Some(spec) = SPECULATIVE.iter().find(|s| s.name == field.name.name)
+                && let Some(spec) = schema.iter().find(|s| s.name == field.name.name)
             {
                 match const_field(scope, key, field, spec) {
                     Ok(value) => {
@@ -486,8 +450,11 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 }
             }
         }
-        speculative = Some(values);
-    }
+        Some(values)
+    };
+    let workload = block_fields("workload", WORKLOAD).unwrap_or_default();
+    let owned = block_fields("owned", OWNED).unwrap_or_default();
+    let speculative = block_fields("speculative", SPECULATIVE);
     if !check_plan(cx, &fields, speculative.as_ref(), diags) {
         ok = false;
     }
