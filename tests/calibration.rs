@@ -253,6 +253,30 @@ fn deploy_file(cases: &[Case]) -> String {
     out
 }
 
+/// `deployfit explain --format json` of `text`, written to a scratch folder `dir`.
+fn explain_file(dir: &str, text: &str) -> Value {
+    let dir = scratch(dir);
+    std::fs::write(dir.join("calibration.deploy"), text).unwrap();
+    let output = deployfit_in(&dir, &["explain", "calibration.deploy", "--format", "json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{text}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    json(&output)
+}
+
+/// An explanation list by deployment name.
+fn by_deployment(explained: &Value) -> HashMap<&str, &Value> {
+    explained
+        .as_array()
+        .expect("an array of deployments")
+        .iter()
+        .map(|d| (d["deployment"].as_str().unwrap(), d))
+        .collect()
+}
+
 fn bytes(deployment: &Value, field: &str) -> f64 {
     deployment[field]
         .as_f64()
@@ -299,22 +323,8 @@ fn vllm_startup_logs() {
         }
     }
 
-    let dir = scratch("calibration-vllm");
-    std::fs::write(dir.join("calibration.deploy"), deploy_file(&cases)).unwrap();
-    let output = deployfit_in(&dir, &["explain", "calibration.deploy", "--format", "json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let explained = json(&output);
-    let by_name: HashMap<&str, &Value> = explained
-        .as_array()
-        .expect("an array of deployments")
-        .iter()
-        .map(|d| (d["deployment"].as_str().unwrap(), d))
-        .collect();
+    let explained = explain_file("calibration-vllm", &deploy_file(&cases));
+    let by_name = by_deployment(&explained);
 
     println!(
         "\nvLLM calibration: predicted vs measured per GPU (error = (predicted - measured) / measured)\n"
@@ -660,22 +670,8 @@ fn vllm_startup_outcomes() {
         file.push_str(&case.text);
         file.push('\n');
     }
-    let dir = scratch("calibration-outcomes");
-    std::fs::write(dir.join("outcomes.deploy"), &file).unwrap();
-    let output = deployfit_in(&dir, &["explain", "outcomes.deploy", "--format", "json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}\n{file}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let explained = json(&output);
-    let by_name: HashMap<&str, &Value> = explained
-        .as_array()
-        .expect("an array of deployments")
-        .iter()
-        .map(|d| (d["deployment"].as_str().unwrap(), d))
-        .collect();
+    let explained = explain_file("calibration-outcomes", &file);
+    let by_name = by_deployment(&explained);
     let predicted = |name: &str| -> Option<String> {
         let d = by_name
             .get(name)
