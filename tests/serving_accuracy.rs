@@ -40,8 +40,11 @@ const MODELS: &[(&str, &str)] = &[
     ("qwen3-235b-a22b", "qwen3_235b_a22b"),
     ("qwen3-30b-a3b", "qwen3_30b_a3b"),
     ("qwen3-14b", "qwen3_14b"),
+    ("qwen3-32b", "qwen3_32b"),
+    ("qwen3-8b", "qwen3_8b"),
     ("deepseek-r1", "deepseek_r1"),
     ("gpt-oss-120b", "gpt_oss_120b"),
+    ("gpt-oss-20b", "gpt_oss_20b"),
     // Models of the speculative-decoding rows, from the bundled Hugging Face registry
     // (registry/data/hf_models.csv) by id.
     ("qwen3.5-4b", "\"Qwen/Qwen3.5-4B\""),
@@ -241,6 +244,11 @@ struct Case {
     seqs: u64,
     /// `speculative { method tokens }`, for the rows that ran speculative decoding.
     spec: Option<(&'static str, u64)>,
+    /// Pipeline stages (1: none) and whether the experts are spread over the GPUs.
+    pipeline: u64,
+    expert_parallel: bool,
+    /// Weight of the row in the fit's loss (1; GPUStack's rows share one source's weight).
+    weight: f64,
 }
 
 impl Case {
@@ -314,6 +322,9 @@ fn case(row: &Row) -> Result<Case, &'static str> {
         varied: row["input_len"].trim().parse::<u64>().is_err(),
         seqs: 1,
         spec,
+        pipeline: 1,
+        expert_parallel: false,
+        weight: 1.0,
     })
 }
 
@@ -370,8 +381,15 @@ fn deployment(name: &str, c: &Case, seqs: u64, engine_prefix: Option<&str>) -> S
             )
         })
         .unwrap_or_default();
+    let mut parallel = String::new();
+    if c.pipeline > 1 {
+        parallel.push_str(&format!("    pipeline = {}\n", c.pipeline));
+    }
+    if c.expert_parallel {
+        parallel.push_str("    expert_parallel = true\n");
+    }
     format!(
-        "deployment {name} {{\n    model    = {}\n    quant    = {}\n    kv_cache = {}\n    engine   = {}\n    gpu      = {}\n    count    = {}\n    seqs     = {seqs}\n    context  = {context}\n    workload {{\n        prompt = {}\n        output = {}\n{burst}    }}\n{spec}}}\n",
+        "deployment {name} {{\n    model    = {}\n    quant    = {}\n    kv_cache = {}\n    engine   = {}\n    gpu      = {}\n    count    = {}\n{parallel}    seqs     = {seqs}\n    context  = {context}\n    workload {{\n        prompt = {}\n        output = {}\n{burst}    }}\n{spec}}}\n",
         c.model, c.quant, c.kv, engine, c.gpu, c.count, c.prompt, c.output
     )
 }
@@ -516,6 +534,18 @@ fn prepare() -> Prepared {
     }
 
     let mut ws = Workspace::new();
+    let all: Vec<&mut Case> = cases.iter_mut().chain(p99_cases.iter_mut()).collect();
+    set_seqs(&mut ws, all);
+    Prepared {
+        cases,
+        p99_cases,
+        skipped,
+        ws,
+    }
+}
+
+/// Sets each case's `seqs`: the client's cap, else the engine's default batch cap.
+fn set_seqs(ws: &mut Workspace, all: Vec<&mut Case>) {
     // The GPUs' memory, for vLLM's default batch cap.
     let probe = ws.set_file(Path::new("serving-probe.deploy"), String::new());
     let gpu_memory: HashMap<&str, f64> = {
@@ -529,37 +559,14 @@ fn prepare() -> Prepared {
             .collect()
     };
 
-    // Requests in flight: the client's cap; else the engine's default batch cap and the
-    // sequences of prompt + output tokens the KV cache holds (trtllm-bench's own rule),
-    // read from the library's memory breakdown of one sequence.
-    let all: Vec<&mut Case> = cases.iter_mut().chain(p99_cases.iter_mut()).collect();
-    let one: Vec<(String, String)> = all
-        .iter()
-        .filter(|c| !c.bounded)
-        .map(|c| {
-            let name = format!("cap_{}", c.id);
-            let text = deployment(&name, c, 1, None);
-            (name, text)
-        })
-        .collect();
-    let capacity = explain_all(&mut ws, "serving-capacity.deploy", &one);
+    // Requests in flight: the client's cap; else the engine's default batch cap (the
+    // simulator admits requests while their KV fits the engine's cache).
     for c in all {
         c.seqs = if c.bounded {
             c.requested as u64
         } else {
-            let b = &capacity[&format!("cap_{}", c.id)].breakdown;
-            let fixed = b.weights_bytes as f64 / c.count as f64 + b.overhead_bytes as f64;
-            let per_sequence = b.per_gpu_bytes as f64 - fixed;
-            let room = b.usable_bytes.expect("usable memory") as f64 - fixed;
-            let fit = (room / per_sequence).floor().max(1.0);
-            c.requested.min(engine_cap(c, gpu_memory[c.gpu])).min(fit) as u64
+            c.requested.min(engine_cap(c, gpu_memory[c.gpu])) as u64
         };
-    }
-    Prepared {
-        cases,
-        p99_cases,
-        skipped,
-        ws,
     }
 }
 
@@ -724,31 +731,31 @@ fn serving_measurements() {
 
     // Regression bounds, just past what the shipped constants met (in-sample; the held-out
     // figures are in docs/calibration-serving.md, from `fit_serving_constants`): throughput
-    // median 10.4 %, time per output token 11.4 %, single-request time to first token
-    // 9.1 %, first token of a queued burst 33.2 %; inside the printed ranges 89.3 %, 85.0 %,
-    // 71.4 %, 45.5 %, all rows 81.9 %.
+    // median 11.0 %, time per output token 14.3 %, single-request time to first token
+    // 10.7 %, first token of a queued burst 45.5 %; inside the printed ranges 92.9 %, 75.0 %,
+    // 85.7 %, 63.6 %, all rows 85.1 %.
     let get = |key: &str| summary[key];
     let (n, throughput, throughput_in) = get("throughput");
     assert_eq!(n, 56);
-    assert!(throughput <= 11.0, "throughput median {throughput:.1} %");
+    assert!(throughput <= 11.5, "throughput median {throughput:.1} %");
     assert!(
-        throughput_in >= 87.0,
+        throughput_in >= 90.0,
         "throughput inside {throughput_in:.1} %"
     );
     let (n, tpot, tpot_in) = get("tpot");
     assert_eq!(n, 20);
-    assert!(tpot <= 12.5, "TPOT median {tpot:.1} %");
-    assert!(tpot_in >= 83.0, "TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 15.0, "TPOT median {tpot:.1} %");
+    assert!(tpot_in >= 73.0, "TPOT inside {tpot_in:.1} %");
     let (n, ttft, ttft_in) = get("ttft_single");
     assert_eq!(n, 7);
-    assert!(ttft <= 10.0, "single-request TTFT median {ttft:.1} %");
-    assert!(ttft_in >= 70.0, "TTFT inside {ttft_in:.1} %");
+    assert!(ttft <= 11.5, "single-request TTFT median {ttft:.1} %");
+    assert!(ttft_in >= 80.0, "TTFT inside {ttft_in:.1} %");
     let (n, queued, queued_in) = get("ttft_load");
     assert_eq!(n, 11, "first tokens of bursts queued in the server");
-    assert!(queued <= 35.0, "queued TTFT median {queued:.1} %");
-    assert!(queued_in >= 40.0, "queued TTFT inside {queued_in:.1} %");
+    assert!(queued <= 47.0, "queued TTFT median {queued:.1} %");
+    assert!(queued_in >= 60.0, "queued TTFT inside {queued_in:.1} %");
     let (_, _, all_in) = get("all");
-    assert!(all_in >= 80.0, "all rows inside {all_in:.1} %");
+    assert!(all_in >= 83.0, "all rows inside {all_in:.1} %");
 }
 
 #[test]
@@ -825,11 +832,12 @@ fn loss(ws: &mut Workspace, cases: &[&Case], k: &Constants) -> f64 {
         .zip(cases)
         .map(|(&(pred, _, _), c)| {
             let r = (c.value / pred).ln() / 0.25;
-            if r.is_finite() {
-                (r * r).ln_1p()
-            } else {
-                100.0
-            }
+            c.weight
+                * if r.is_finite() {
+                    (r * r).ln_1p()
+                } else {
+                    100.0
+                }
         })
         .sum()
 }
@@ -971,9 +979,76 @@ fn fit_serving_constants() {
         .into_iter()
         .filter(|c| !c.model.starts_with('"'))
         .collect();
+    // GPUStack's other pages, never fitted: a second hold-out.
+    let (mut extra, _) = gpustack_cases();
+    extra.retain(|(_, copied)| !copied);
+    set_seqs(&mut ws, extra.iter_mut().map(|(c, _)| c).collect());
+    let extra: Vec<Case> = extra.into_iter().map(|(c, _)| c).collect();
+    fit_and_report(&mut ws, cases, &extra);
+}
+
+/// The same fit on serving.csv and GPUStack's pages together, GPUStack's rows weighted so
+/// that they count as much as serving.csv's together: run by hand with
+/// `cargo test --release --test serving_accuracy fit_serving_constants_with_gpustack -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn fit_serving_constants_with_gpustack() {
+    let Prepared { cases, mut ws, .. } = prepare();
+    let mut cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| !c.model.starts_with('"'))
+        .collect();
+    let (mut extra, _) = gpustack_cases();
+    extra.retain(|(_, copied)| !copied);
+    set_seqs(&mut ws, extra.iter_mut().map(|(c, _)| c).collect());
+    let weight = cases.len() as f64 / extra.len() as f64;
+    cases.extend(extra.into_iter().map(|(c, _)| Case { weight, ..c }));
+    fit_and_report(&mut ws, cases, &[]);
+}
+
+/// Prints median and p90 |error|, the 10th/90th percentile of measured / predicted and the
+/// share inside the printed range, per kind, engine, GPU family and overall.
+fn report(label: &str, rows: &[(&Case, f64, f64, f64)]) {
+    let mut by: BTreeMap<String, Vec<(f64, bool)>> = BTreeMap::new();
+    for &(c, pred, low, high) in rows {
+        let inside = low <= c.value && c.value <= high;
+        for key in [
+            c.kind().to_string(),
+            format!("engine {}", c.engine),
+            format!("GPU family {}", family(c.gpu)),
+            "all".to_string(),
+        ] {
+            by.entry(key).or_default().push((c.value / pred, inside));
+        }
+    }
+    println!(
+        "\n{label}: median and p90 |error|, 10th/90th percentile of measured / predicted, share inside the printed range"
+    );
+    for (key, entries) in &by {
+        let mut ratios: Vec<f64> = entries.iter().map(|e| e.0).collect();
+        let mut errors: Vec<f64> = ratios
+            .iter()
+            .map(|r| (1.0 / r - 1.0).abs() * 100.0)
+            .collect();
+        let n = ratios.len();
+        let inside = entries.iter().filter(|e| e.1).count() as f64 / n as f64 * 100.0;
+        println!(
+            "  {key:<24} n={n:3}  median {:5.1} %  p90 {:6.1} %  p10 {:.2}  p90 {:.2}  inside {inside:5.1} %",
+            median(&mut errors),
+            percentile(&mut errors, 0.9),
+            percentile(&mut ratios, 0.1),
+            percentile(&mut ratios, 0.9)
+        );
+    }
+}
+
+/// Fits the constants on `cases` and reports in-sample and held-out errors, and the errors on
+/// `extra` (rows never fitted) alone and together with the GPU-family hold-out: the
+/// percentiles that size the printed ranges.
+fn fit_and_report(ws: &mut Workspace, cases: Vec<Case>, extra: &[Case]) {
     let all: Vec<&Case> = cases.iter().collect();
     let started = std::time::Instant::now();
-    let k = fit(&mut ws, &all);
+    let k = fit(ws, &all);
     println!(
         "fit on all {} rows in {:?}: {k:#?}",
         all.len(),
@@ -981,40 +1056,7 @@ fn fit_serving_constants() {
     );
     // (case, predicted, low, high).
     type Row<'a> = (&'a Case, f64, f64, f64);
-    let report = |label: &str, rows: &[Row<'_>]| {
-        let mut by: BTreeMap<String, Vec<(f64, bool)>> = BTreeMap::new();
-        for &(c, pred, low, high) in rows {
-            let inside = low <= c.value && c.value <= high;
-            for key in [
-                c.kind().to_string(),
-                format!("engine {}", c.engine),
-                format!("GPU family {}", family(c.gpu)),
-                "all".to_string(),
-            ] {
-                by.entry(key).or_default().push((c.value / pred, inside));
-            }
-        }
-        println!(
-            "\n{label}: median and p90 |error|, 10th/90th percentile of measured / predicted, share inside the printed range"
-        );
-        for (key, entries) in &by {
-            let mut ratios: Vec<f64> = entries.iter().map(|e| e.0).collect();
-            let mut errors: Vec<f64> = ratios
-                .iter()
-                .map(|r| (1.0 / r - 1.0).abs() * 100.0)
-                .collect();
-            let n = ratios.len();
-            let inside = entries.iter().filter(|e| e.1).count() as f64 / n as f64 * 100.0;
-            println!(
-                "  {key:<24} n={n:3}  median {:5.1} %  p90 {:6.1} %  p10 {:.2}  p90 {:.2}  inside {inside:5.1} %",
-                median(&mut errors),
-                percentile(&mut errors, 0.9),
-                percentile(&mut ratios, 0.1),
-                percentile(&mut ratios, 0.9)
-            );
-        }
-    };
-    let in_sample: Vec<Row<'_>> = evaluate(&mut ws, &cases, Some(&k))
+    let in_sample: Vec<Row<'_>> = evaluate(ws, &cases, Some(&k))
         .into_iter()
         .zip(&cases)
         .map(|((pred, low, high), c)| (c, pred, low, high))
@@ -1041,22 +1083,361 @@ fn fit_serving_constants() {
     // Leave one GPU family out.
     let mut held: Vec<Row<'_>> = Vec::new();
     for fam in ["ampere", "ada", "hopper", "blackwell", "cdna"] {
-        held.extend(held_out(&mut ws, format!("without {fam}"), &|c| {
+        held.extend(held_out(ws, format!("without {fam}"), &|c| {
             family(c.gpu) != fam
         }));
     }
     report("held out by GPU family", &held);
+    if !extra.is_empty() {
+        let rows: Vec<(&Case, f64, f64, f64)> = evaluate(ws, extra, Some(&k))
+            .into_iter()
+            .zip(extra)
+            .map(|((pred, low, high), c)| (c, pred, low, high))
+            .collect();
+        report("GPUStack's other pages (not fitted)", &rows);
+        held.extend(rows);
+        report("held out by GPU family, and GPUStack's other pages", &held);
+    }
     // Two halves by model family.
     let llama = |c: &Case| c.model.starts_with("llama");
     let mut halves: Vec<Row<'_>> = Vec::new();
-    halves.extend(held_out(
-        &mut ws,
-        "trained on non-Llama rows".into(),
-        &|c| !llama(c),
-    ));
-    halves.extend(held_out(&mut ws, "trained on Llama rows".into(), &|c| {
-        llama(c)
+    halves.extend(held_out(ws, "trained on non-Llama rows".into(), &|c| {
+        !llama(c)
     }));
+    halves.extend(held_out(ws, "trained on Llama rows".into(), &|c| llama(c)));
     report("held out by model family (Llama / other)", &halves);
     println!("total {:?}", started.elapsed());
+}
+
+/// GPUStack's performance lab (github.com/gpustack/gpustack, docs/performance-lab, commit
+/// 47277d79), extracted by scripts/gpustack_serving.py: `vllm bench serve` against vLLM,
+/// SGLang and TensorRT-LLM on A100, H100 and H200, ShareGPT (1000 prompts) and random
+/// prompts, all sent at once or capped by `--max-concurrency`. 41 of serving.csv's rows
+/// (S135–S175) came from three of its pages; the other pages are a second, independent
+/// check on models and GPUs the fit saw less of. Not fitted.
+fn gpustack_rows() -> Vec<Row> {
+    let path = common::root().join("tests/fixtures/calibration/gpustack_serving.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut records = common::parse_csv(&text).into_iter();
+    let header = records.next().expect("a header");
+    assert_eq!(header[0], "page", "the CSV keeps its header");
+    records
+        .map(|r| {
+            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
+            header.iter().cloned().zip(r).collect()
+        })
+        .collect()
+}
+
+/// Server flags that leave the speed model's inputs as they are: addresses, names, parsers,
+/// templates, the context limit (the deployment's context is the workload's), TensorRT-LLM's
+/// chunked prefill (the engine entry schedules mixed steps already), the attention kernel,
+/// the memory share (the benchmarks' KV caches hold more than the requests need), and
+/// vLLM's asynchronous scheduling (it hides the CPU's step work, which the fitted step
+/// overhead already leaves mostly out).
+const IGNORED_FLAGS: &[&str] = &[
+    "--async-scheduling",
+    "--attention-backend",
+    "--gpu-memory-utilization",
+    "--tokenizer-mode",
+    "--host",
+    "--port",
+    "--max-model-len",
+    "--max_seq_len",
+    "--tool-call-parser",
+    "--reasoning-parser",
+    "--chat-template",
+    "--trust-remote-code",
+    "--served-model-name",
+    "--enable_chunked_prefill",
+    "--model-path",
+    "--model",
+];
+
+/// The server a GPUStack command starts, as (model id, tensor-parallel size, pipeline
+/// stages, expert parallelism), or the flags the model does not understand.
+fn gpustack_server(command: &str) -> Result<(String, u64, u64, bool), String> {
+    // `--flag=value` is `--flag value`.
+    let words: Vec<&str> = command
+        .split_whitespace()
+        .flat_map(|w| match w.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => vec![flag, value],
+            _ => vec![w],
+        })
+        .collect();
+    let mut model = None;
+    let (mut tp, mut pp, mut ep) = (1, 1, false);
+    let mut unknown = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let value = words.get(i + 1).copied().unwrap_or("");
+        let number = || value.parse::<u64>().map_err(|_| format!("{word} {value}"));
+        match word {
+            "python3" | "-m" | "sglang.launch_server" | "vllm" | "trtllm-serve" => {}
+            "serve" if model.is_none() => {
+                model = Some(value.to_string());
+                i += 1;
+            }
+            "--model-path" | "--model" => {
+                model = Some(value.to_string());
+                i += 1;
+            }
+            "-tp" | "--tp" | "--tp-size" | "--tp_size" | "--tensor-parallel-size" => {
+                tp = number()?;
+                i += 1;
+            }
+            "-pp" | "--pp-size" | "--pp_size" | "--pipeline-parallel-size" => {
+                pp = number()?;
+                i += 1;
+            }
+            "--ep-size" | "--ep_size" => {
+                ep = number()? > 1;
+                i += 1;
+            }
+            "--enable-expert-parallel" => ep = true,
+            // An ignored flag's value, when it has one, is skipped with it.
+            w if IGNORED_FLAGS.contains(&w) && !value.starts_with('-') => i += 1,
+            w if IGNORED_FLAGS.contains(&w) => {}
+            w if w.starts_with('-') => unknown.push(w.to_string()),
+            _ if model.is_none() && i == 1 => model = Some(word.to_string()),
+            _ => {}
+        }
+        i += 1;
+    }
+    if !unknown.is_empty() {
+        return Err(format!("server flags not modelled: {}", unknown.join(" ")));
+    }
+    let model = model.ok_or("no model in the command")?;
+    Ok((model, tp, pp, ep))
+}
+
+/// The GPUStack rows as cases (throughput, mean time to first token, mean and median time
+/// per output token), each with the ids of serving.csv rows that copy the same figure, and
+/// the rows skipped by reason.
+fn gpustack_cases() -> (Vec<(Case, bool)>, BTreeMap<String, usize>) {
+    let serving = load_rows();
+    let mut cases = Vec::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for (n, row) in gpustack_rows().iter().enumerate() {
+        let mapped = (|| -> Result<Vec<(Case, bool)>, String> {
+            let (model_id, tp, pp, ep) = gpustack_server(&row["command"])?;
+            let id = model_id.to_lowercase();
+            let name = id.rsplit('/').next().unwrap_or(&id);
+            let model = first(MODELS, name)
+                .filter(|m| !m.starts_with('"'))
+                .ok_or_else(|| "model not in the catalog".to_string())?;
+            let quant = if name.contains("gpt-oss") {
+                "mxfp4"
+            } else if name.contains("fp8") || name.contains("deepseek-r1") {
+                "fp8"
+            } else {
+                "bf16"
+            };
+            let gpu = match row["gpu"].as_str() {
+                "a100" => "a100_sxm4_80gb",
+                g if g.starts_with("h100") => "h100_sxm5",
+                "h200" => "h200_sxm",
+                _ => return Err("GPU not in the catalog (Ascend 910B)".into()),
+            };
+            let engine = first(ENGINES, &row["engine"].replace('_', "-"))
+                .ok_or_else(|| "engine not in the catalog".to_string())?;
+            let number = |key: &str| row[key].trim().parse::<f64>().ok();
+            let requests = number("requests").ok_or("no request count")?;
+            let (prompt, output) = (
+                number("prompt_mean").ok_or("no prompt length")?,
+                number("output_mean").ok_or("no output length")?,
+            );
+            let concurrency = number("concurrency");
+            // ShareGPT prompts vary; the random sets are fixed lengths (their means sit
+            // within 1 % of the length asked for, tokenization aside).
+            let varied = row["dataset"].to_lowercase().contains("sharegpt")
+                || ![128.0, 1000.0, 2000.0, 4000.0, 8192.0, 32000.0]
+                    .iter()
+                    .any(|&n: &f64| (prompt - n).abs() <= n * 0.01);
+            let page = &row["source"];
+            let base = Case {
+                id: format!("G{:03}", n + 2),
+                engine,
+                gpu,
+                model,
+                quant,
+                kv: "fp16",
+                count: tp,
+                prompt: prompt.round(),
+                output: output.round().max(1.0),
+                metric: String::new(),
+                stat: String::new(),
+                value: 0.0,
+                requested: concurrency.unwrap_or(requests),
+                bounded: concurrency.is_some(),
+                offline: false,
+                varied,
+                seqs: 1,
+                spec: None,
+                pipeline: pp,
+                expert_parallel: ep,
+                weight: 1.0,
+            };
+            let mut out = Vec::new();
+            for (key, metric, stat) in [
+                ("output_tps", "output_throughput_tps", "mean"),
+                ("ttft_mean_ms", "ttft_ms", "mean"),
+                ("tpot_mean_ms", "tpot_ms", "mean"),
+                ("tpot_median_ms", "tpot_ms", "median"),
+            ] {
+                let Some(value) = number(key) else { continue };
+                // A figure serving.csv already holds, from the same page.
+                let copied = serving.iter().any(|s| {
+                    s["source_url"].ends_with(
+                        page.rsplit('/')
+                            .take(2)
+                            .collect::<Vec<_>>()
+                            .iter()
+                            .rev()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join("/")
+                            .as_str(),
+                    ) && s["value"].parse::<f64>().ok() == Some(value)
+                });
+                out.push((
+                    Case {
+                        metric: metric.into(),
+                        stat: stat.into(),
+                        value,
+                        ..base.clone()
+                    },
+                    copied,
+                ));
+            }
+            Ok(out)
+        })();
+        match mapped {
+            Ok(list) => cases.extend(list),
+            Err(why) => *skipped.entry(why).or_default() += 1,
+        }
+    }
+    (cases, skipped)
+}
+
+/// The GPUStack pages outside serving.csv, predicted with the shipped constants: printed per
+/// row and summarised like `serving_measurements`, with regression bounds just past what
+/// the shipped constants met.
+#[test]
+fn gpustack_measurements() {
+    let (mut all, skipped) = gpustack_cases();
+    let mut ws = Workspace::new();
+    set_seqs(&mut ws, all.iter_mut().map(|(c, _)| c).collect());
+    let cases: Vec<Case> = all.iter().map(|(c, _)| c.clone()).collect();
+    let results = evaluate(&mut ws, &cases, None);
+    let mut errors: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut inside: BTreeMap<String, Vec<bool>> = BTreeMap::new();
+    println!(
+        "\n{:<5} {:<12} {:<15} {:<15} {:<6} {:>2} {:>2} {:>5} {:>6} {:>5} {:<8} {:<7} {:>10} {:>10} {:>7}",
+        "row",
+        "engine",
+        "gpu",
+        "model",
+        "quant",
+        "tp",
+        "pp",
+        "seqs",
+        "prompt",
+        "out",
+        "metric",
+        "stat",
+        "measured",
+        "predicted",
+        "error"
+    );
+    for ((c, copied), &(pred, low, high)) in all.iter().zip(&results) {
+        let error = (pred - c.value) / c.value * 100.0;
+        let within = low <= c.value && c.value <= high;
+        let kind = match (c.kind(), c.stat.as_str()) {
+            ("tpot", "median") => "tpot median".to_string(),
+            ("tpot", _) => "tpot mean".to_string(),
+            (kind, _) => kind.to_string(),
+        };
+        let keys = if *copied {
+            vec![format!("in serving.csv: {kind}")]
+        } else {
+            vec![
+                kind,
+                format!("engine {}", c.engine),
+                format!("GPU {}", c.gpu),
+                format!("model {}", c.model),
+                "all".to_string(),
+            ]
+        };
+        for key in keys {
+            errors.entry(key.clone()).or_default().push(error.abs());
+            inside.entry(key).or_default().push(within);
+        }
+        println!(
+            "{:<5} {:<12} {:<15} {:<15} {:<6} {:>2} {:>2} {:>5} {:>6.0} {:>5.0} {:<8} {:<7} {:>10.2} {:>10.2} {:>+6.1}% {}{}",
+            c.id,
+            c.engine,
+            c.gpu,
+            c.model,
+            c.quant,
+            c.count,
+            c.pipeline,
+            c.seqs,
+            c.prompt,
+            c.output,
+            &c.metric[..c.metric.len().min(8)],
+            c.stat,
+            c.value,
+            pred,
+            error,
+            if within { "in" } else { "out" },
+            if *copied { " (serving.csv)" } else { "" }
+        );
+    }
+    println!("\nskipped rows:");
+    for (why, n) in &skipped {
+        println!("  {n:>3}  {why}");
+    }
+    println!("\n|predicted - measured| / measured, and the share inside the printed range:");
+    let mut summary = BTreeMap::new();
+    for (key, errs) in &mut errors {
+        let n = errs.len();
+        let med = median(errs);
+        let share = inside[key].iter().filter(|&&x| x).count() as f64 / n as f64 * 100.0;
+        println!("  {key:<32} n={n:3}  median {med:5.1} %  inside {share:5.1} %");
+        summary.insert(key.clone(), (n, med, share));
+    }
+
+    // Every extracted block is evaluated (four figures each) or skipped with its reason.
+    let evaluated = all.iter().filter(|(_, copied)| !copied).count();
+    let skipped_count: usize = skipped.values().sum();
+    assert_eq!(gpustack_rows().len(), 398);
+    assert_eq!((evaluated, all.len() - evaluated), (535, 37));
+    assert_eq!(skipped_count, 255, "{skipped:?}");
+    assert_eq!(skipped["model not in the catalog"], 60);
+
+    // Regression bounds, just past what the shipped constants met on rows never fitted:
+    // throughput median 25.6 %, time per output token 28.2 % (means) and 27.4 % (medians),
+    // queued first token 36.8 %; inside the printed ranges 77.7 %, 76.5 %, 83.6 %, 78.8 %,
+    // all 79.1 %.
+    let get = |key: &str| summary[key];
+    let (_, throughput, throughput_in) = get("throughput");
+    assert!(throughput <= 27.0, "throughput median {throughput:.1} %");
+    assert!(
+        throughput_in >= 75.0,
+        "throughput inside {throughput_in:.1} %"
+    );
+    let (_, tpot, tpot_in) = get("tpot mean");
+    assert!(tpot <= 29.5, "mean TPOT median error {tpot:.1} %");
+    assert!(tpot_in >= 74.0, "mean TPOT inside {tpot_in:.1} %");
+    let (_, tpot, tpot_in) = get("tpot median");
+    assert!(tpot <= 29.0, "median TPOT median error {tpot:.1} %");
+    assert!(tpot_in >= 80.0, "median TPOT inside {tpot_in:.1} %");
+    let (_, queued, queued_in) = get("ttft_load");
+    assert!(queued <= 38.5, "queued TTFT median {queued:.1} %");
+    assert!(queued_in >= 76.0, "queued TTFT inside {queued_in:.1} %");
+    let (_, all_median, all_in) = get("all");
+    assert!(all_median <= 30.5, "all rows median {all_median:.1} %");
+    assert!(all_in >= 77.0, "all rows inside {all_in:.1} %");
 }

@@ -1185,7 +1185,15 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         breakdown.max_context = Some(largest as u64);
         breakdown.physical_max_context = Some(physical as u64);
     }
-    speed_and_cost(inputs, &mem, placement, &mut figures);
+    // The KV cache the engine allocates at startup, in tokens: what the simulator admits
+    // requests against.
+    let per_token = (mem.kv_global + mem.kv_local) * mem.kv_share;
+    let kv_tokens = startup
+        .as_ref()
+        .filter(|s| s.kv_budget > 0.0 && per_token > 0.0)
+        .map(|s| (s.kv_budget / per_token).floor())
+        .filter(|t| *t >= 1.0);
+    speed_and_cost(inputs, &mem, placement, kv_tokens, &mut figures);
     figures.reject_non_finite();
     Estimate {
         figures,
@@ -1370,6 +1378,7 @@ fn speed_and_cost(
     inputs: &Inputs<'_, '_>,
     mem: &Memory,
     placement: Option<Placement>,
+    kv_tokens: Option<f64>,
     figures: &mut Figures,
 ) {
     let seqs = inputs.seqs as f64;
@@ -1518,7 +1527,7 @@ fn speed_and_cost(
     let speed = if serving {
         speed::serve(
             &speed_inputs,
-            &serving_inputs(inputs, mem, decode_context, bf16_peak),
+            &serving_inputs(inputs, mem, decode_context, bf16_peak, kv_tokens),
         )
     } else {
         speed::estimate(&speed_inputs)
@@ -1694,6 +1703,7 @@ fn serving_inputs(
     mem: &Memory,
     decode_context: f64,
     peak16: Option<f64>,
+    kv_tokens: Option<f64>,
 ) -> speed::Serving {
     let engine = inputs.engine;
     let pooled = speed::Engine::POOLED;
@@ -1717,6 +1727,9 @@ fn serving_inputs(
         moe_efficiency: engine
             .number("moe_efficiency")
             .unwrap_or(pooled.moe_efficiency),
+        output_reserve: engine
+            .number("output_reserve")
+            .unwrap_or(pooled.output_reserve),
     };
     let model = inputs.model;
     let (expert_share, expert_pick) = expert_shares(model);
@@ -1781,6 +1794,7 @@ fn serving_inputs(
             (None, None) => None,
         },
         varied: inputs.varied,
+        kv_tokens,
     }
 }
 

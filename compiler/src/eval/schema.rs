@@ -798,6 +798,12 @@ const ENGINE: &[FieldSpec] = &[
         "architectures that keep the small-GPU defaults (`batched_tokens_small`, `profile_seqs_small`) whatever their memory (vLLM: the A100's sm_80)",
     ),
     f(
+        "output_reserve",
+        FieldTy::Ratio,
+        "serving kernels: share of a request's output tokens its KV cache is counted for when the engine admits it, beyond its prompt (1: reserved whole up front; 0.5: blocks allocated as tokens come, half the output on average) (default 50%)",
+    )
+    .valid(Valid::Share),
+    f(
         "scheduling",
         FieldTy::Symbol(SCHEDULINGS),
         "serving kernels: `mixed` steps decode and prefill prompt chunks together (chunked prefill); `prefill_first` runs a prompt-only step whenever a prompt waits (default `mixed`)",

@@ -68,6 +68,18 @@ pub struct Config {
     pub tokens_per_step: f64,
     pub arrivals: Arrivals,
     pub scheduling: Scheduling,
+    /// Tokens of KV cache the replica holds (`u64::MAX`: no limit), counting a token of
+    /// every layer. A request is admitted only while the running requests' footprints leave
+    /// room for its own; the first always is. A footprint is the KV of the prompt plus
+    /// `output_reserve` of the output (1 for an engine that reserves the whole output up
+    /// front; 0.5, what a request holds on average over its life, for one that allocates
+    /// blocks as tokens come and keeps the cache full), its sliding-window layers' share
+    /// (`kv_local_share` of a token's bytes) counted for at most `kv_window` tokens.
+    pub kv_tokens: u64,
+    pub kv_local_share: f64,
+    pub kv_window: u64,
+    /// Share of a request's output its footprint counts (the engine's `output_reserve`).
+    pub output_reserve: f64,
 }
 
 /// Requests a Poisson run simulates.
@@ -106,6 +118,8 @@ pub struct Outcome {
 
 struct Request {
     arrival: f64,
+    /// KV tokens the request is counted for while it runs (see [`Config::kv_tokens`]).
+    footprint: u64,
     prompt: u64,
     output: u64,
     /// Prompt tokens not yet processed.
@@ -197,6 +211,12 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     let mut finishing: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut running: u64 = 0;
     let mut decoding: u64 = 0;
+    // Σ footprint of the running requests, and whether the cache has room for a request.
+    let mut reserved: u64 = 0;
+    let kv_tokens = config.kv_tokens.max(1);
+    let room = |reserved: u64, running: u64, r: &Request| {
+        running == 0 || reserved.saturating_add(r.footprint) <= kv_tokens
+    };
     // Decode steps so far; over the decoding requests, Σ (prompt + 1) and Σ counter at
     // their first token: their total context is Σ (prompt + 1) + tokens per step ×
     // (decoding × counter − Σ start).
@@ -219,6 +239,20 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     let mut produced: f64 = 0.0;
     let mut truncated = false;
 
+    let local = if config.kv_local_share.is_finite() {
+        config.kv_local_share.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let reserve = if config.output_reserve.is_finite() {
+        config.output_reserve.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let footprint = |tokens: u64| {
+        let t = tokens as f64;
+        (t * (1.0 - local) + t.min(config.kv_window as f64) * local).ceil() as u64
+    };
     // Lengths come from their own stream, so arrivals do not shift them.
     let mut lengths = Rng(SEED ^ 0x00ff_00ff_00ff_00ff);
     let mut draw = |mean: u64| {
@@ -236,6 +270,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             let (p, o) = (draw(prompt), draw(output));
             requests.push(Request {
                 arrival,
+                footprint: footprint(p.saturating_add((o as f64 * reserve).ceil() as u64)),
                 prompt: p,
                 output: o,
                 prompt_left: p,
@@ -259,7 +294,10 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             truncated = true;
             break;
         }
-        let admit = !waiting.is_empty() && running < max_running;
+        let admit = running < max_running
+            && waiting
+                .front()
+                .is_some_and(|&id| room(reserved, running, &requests[id]));
         let prompts_pending = !prefilling.is_empty() || admit;
         let decode_this_step = match config.scheduling {
             Scheduling::Mixed => decoding > 0,
@@ -332,8 +370,13 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 touched += 1;
             }
             while left > 0 && running < max_running {
-                let Some(id) = waiting.pop_front() else { break };
+                let Some(&id) = waiting.front() else { break };
+                if !room(reserved, running, &requests[id]) {
+                    break;
+                }
+                waiting.pop_front();
                 running += 1;
+                reserved += requests[id].footprint;
                 prefilling.push_back(id);
                 let r = &mut requests[id];
                 let chunk = r.prompt_left.min(left);
@@ -383,6 +426,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 queue.push(r.first_scheduled.unwrap_or(now) - r.arrival);
                 if r.output == 1 {
                     running -= 1;
+                    reserved -= r.footprint;
                     tpot.push(0.0);
                     done.push(now);
                     produced_at_done.push(produced);
@@ -412,6 +456,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             done.push(now);
             produced_at_done.push(produced);
             running -= 1;
+            reserved -= r.footprint;
             decoding -= 1;
             sum_base -= r.prompt as f64 + 1.0;
             sum_start -= r.start as f64;
@@ -492,6 +537,10 @@ mod tests {
             tokens_per_step: 1.0,
             arrivals,
             scheduling: Scheduling::Mixed,
+            kv_tokens: u64::MAX,
+            kv_local_share: 0.0,
+            kv_window: u64::MAX,
+            output_reserve: 0.5,
         }
     }
 
@@ -577,6 +626,39 @@ mod tests {
         assert!(first.tpot_mean > mixed.tpot_mean, "{first:?} {mixed:?}");
         assert!(first.tpot_p99 >= mixed.tpot_p99, "{first:?} {mixed:?}");
         assert!(first.ttft_p50 <= mixed.ttft_p50, "{first:?} {mixed:?}");
+    }
+
+    #[test]
+    fn a_small_kv_cache_admits_fewer_requests() {
+        // Footprint of a request: 1000 + 51 = 1051 tokens; 3,200 tokens hold three.
+        let mut c = config(Arrivals::Burst { requests: 32 });
+        let roomy = simulate(&c, &linear);
+        c.kv_tokens = 3_200;
+        let small = simulate(&c, &linear);
+        assert_eq!(small.completed, 32);
+        // Fewer requests at once: faster steps, longer waits, less throughput.
+        assert!(small.tpot_mean < roomy.tpot_mean, "{small:?} {roomy:?}");
+        assert!(small.ttft_mean > roomy.ttft_mean, "{small:?} {roomy:?}");
+        assert!(small.throughput < roomy.throughput, "{small:?} {roomy:?}");
+        // Three at once: the decode steps of three sequences, 10.3 ms, when no prompt shares
+        // them.
+        assert!(small.tpot_p50 >= 0.0103 - 1e-12, "{small:?}");
+        // A request larger than the whole cache still runs, alone.
+        c.kv_tokens = 10;
+        let alone = simulate(&c, &linear);
+        assert_eq!(alone.completed, 32);
+        assert!((alone.tpot_mean - 0.0101).abs() < 1e-12, "{alone:?}");
+        // Sliding-window layers hold at most the window: half the bytes of a token are in
+        // them, a 128-token window, so a request counts 1051 / 2 + 128 / 2 = 590 tokens and
+        // five fit in 3,200.
+        c.kv_tokens = 3_200;
+        c.kv_local_share = 0.5;
+        c.kv_window = 128;
+        let windowed = simulate(&c, &linear);
+        assert!(
+            windowed.ttft_mean < small.ttft_mean,
+            "{windowed:?} {small:?}"
+        );
     }
 
     #[test]

@@ -359,6 +359,9 @@ pub struct Engine {
     /// Share of the bandwidth and compute efficiencies its mixture-of-experts kernels
     /// reach ([`MOE_EFFICIENCY`] unless the engine says).
     pub moe_efficiency: f64,
+    /// Share of a request's output counted in its KV footprint at admission
+    /// ([`super::sim::Config::output_reserve`]).
+    pub output_reserve: f64,
 }
 
 impl Engine {
@@ -367,32 +370,35 @@ impl Engine {
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.79,
+        bandwidth_efficiency: 0.81,
         compute_efficiency: 0.62,
-        step_overhead: 1.66e-3,
-        sequence_overhead: 7.8e-6,
+        step_overhead: 1.86e-3,
+        sequence_overhead: 8.1e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
+        output_reserve: 0.5,
     };
 }
 
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
 /// expert, with routing and token permutes) reach this share of the engine's bandwidth
 /// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
-pub const MOE_EFFICIENCY: f64 = 0.44;
+pub const MOE_EFFICIENCY: f64 = 0.43;
 /// Tokens an engine step processes at most when the engine does not say
 /// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
 pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
 /// Latency of one tensor-parallel all-reduce in a serving engine, seconds (two per layer
 /// per step): fitted on the 26 tensor-parallel serving rows.
 pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
-/// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out GPU
-/// families (leave one family out, docs/calibration-serving.md): the ranges printed
-/// beside output throughput, time per output token (and decode speed) and time to first
-/// token (and prefill speed) of a serving engine.
-pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.33);
-pub const TPOT_RANGE: (f64, f64) = (0.44, 1.30);
-pub const TTFT_RANGE: (f64, f64) = (0.88, 1.25);
+/// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out rows
+/// (serving.csv with one GPU family left out of the fit, and GPUStack's pages, never
+/// fitted; docs/calibration-serving.md): the ranges printed beside output throughput, time
+/// per output token (and decode speed), a prompt's own prefill (prefill speed, time to first
+/// token) and the wait beyond it behind other requests (`QUEUE_RANGE`, as a speed).
+pub const THROUGHPUT_RANGE: (f64, f64) = (0.50, 1.32);
+pub const TPOT_RANGE: (f64, f64) = (0.48, 1.54);
+pub const TTFT_RANGE: (f64, f64) = (0.83, 1.20);
+pub const QUEUE_RANGE: (f64, f64) = (0.21, 1.33);
 
 /// What the serving model reads beyond [`SpeedInputs`].
 #[derive(Clone, Copy, Debug)]
@@ -434,6 +440,10 @@ pub struct Serving {
     pub arrivals: Option<super::sim::Arrivals>,
     /// Whether request lengths vary around the workload's means (`lengths = varied`).
     pub varied: bool,
+    /// Tokens of KV cache one replica holds (a token of every layer), when the engine's
+    /// memory says: the simulator admits requests only while their KV fits (a benchmark's
+    /// burst runs fewer at once than `seqs` when the cache is small).
+    pub kv_tokens: Option<f64>,
 }
 
 /// The simulator's two runs of a serving deployment: its capacity (the deployment's
@@ -469,6 +479,21 @@ fn simulate_serving(
         tokens_per_step: serving.drafter.map_or(1.0, |d| d.expected.max(1.0)),
         arrivals,
         scheduling: serving.scheduling,
+        kv_tokens: serving
+            .kv_tokens
+            .filter(|t| t.is_finite() && *t >= 1.0)
+            .map_or(u64::MAX, whole),
+        kv_local_share: if serving.kv_global + serving.kv_local > 0.0 {
+            serving.kv_local / (serving.kv_global + serving.kv_local)
+        } else {
+            0.0
+        },
+        kv_window: if serving.kv_window.is_finite() {
+            whole(serving.kv_window)
+        } else {
+            u64::MAX
+        },
+        output_reserve: serving.engine.output_reserve,
     };
     let capacity_arrivals = match serving.arrivals {
         Some(burst @ Arrivals::Burst { .. }) => burst,
@@ -854,14 +879,14 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         prefill_tps_high: prefill.map(|p| p * TTFT_RANGE.1),
         ttft_s: ttft,
         // A first token's time is the prompt's own prefill, sized by the prefill range,
-        // plus what it waited behind other requests' work, sized by the throughput range.
+        // plus what it waited behind other requests' work, sized by the queue range.
         ttft_s_low: ttft.map(|t| {
             let (alone, waited) = split_wait(t, single_prefill);
-            alone / TTFT_RANGE.1 + waited / THROUGHPUT_RANGE.1
+            alone / TTFT_RANGE.1 + waited / QUEUE_RANGE.1
         }),
         ttft_s_high: ttft.map(|t| {
             let (alone, waited) = split_wait(t, single_prefill);
-            alone / TTFT_RANGE.0 + waited / THROUGHPUT_RANGE.0
+            alone / TTFT_RANGE.0 + waited / QUEUE_RANGE.0
         }),
         tpot_s: tpot,
         tpot_s_low: tpot / TPOT_RANGE.1,
