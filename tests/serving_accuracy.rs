@@ -96,11 +96,17 @@ fn first(rules: &[(&str, &'static str)], text: &str) -> Option<&'static str> {
 type Row = HashMap<String, String>;
 
 fn load_rows() -> Vec<Row> {
-    let path = common::root().join("tests/fixtures/calibration/serving.csv");
+    read_table("serving.csv", "id")
+}
+
+/// A CSV of tests/fixtures/calibration as rows keyed by its header, whose first column is
+/// `first`.
+fn read_table(name: &str, first: &str) -> Vec<Row> {
+    let path = common::root().join("tests/fixtures/calibration").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut records = common::parse_csv(&text).into_iter();
     let header = records.next().expect("a header");
-    assert_eq!(header[0], "id", "the CSV keeps its header");
+    assert_eq!(header[0], first, "the CSV keeps its header");
     records
         .map(|r| {
             assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
@@ -499,6 +505,24 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
+/// Prints and returns, per group, (rows, median |error| %, share inside the printed range %).
+fn summarize(
+    title: &str,
+    errors: &mut BTreeMap<String, Vec<f64>>,
+    inside: &BTreeMap<String, Vec<bool>>,
+) -> BTreeMap<String, (usize, f64, f64)> {
+    println!("\n{title}");
+    let mut summary = BTreeMap::new();
+    for (key, errs) in errors.iter_mut() {
+        let n = errs.len();
+        let med = median(errs);
+        let share = inside[key].iter().filter(|&&x| x).count() as f64 / n as f64 * 100.0;
+        println!("  {key:<32} n={n:3}  median {med:5.1} %  inside {share:5.1} %");
+        summary.insert(key.clone(), (n, med, share));
+    }
+    summary
+}
+
 /// The measurements the model is compared with: the mapped rows, the p99 rows (compared,
 /// not fitted), the skipped rows by reason, and a workspace with the catalog loaded. Each
 /// case's `seqs` is set: the client's cap, else the engine's default batch cap and the
@@ -700,17 +724,11 @@ fn serving_measurements() {
     for (why, ids) in &skipped {
         println!("  {:>3}  {why}: {}", ids.len(), ids.join(" "));
     }
-    println!(
-        "\nin-sample |predicted - measured| / measured, and the share inside the printed range:"
+    let summary = summarize(
+        "in-sample |predicted - measured| / measured, and the share inside the printed range:",
+        &mut errors,
+        &inside,
     );
-    let mut summary = BTreeMap::new();
-    for (key, errs) in &mut errors {
-        let n = errs.len();
-        let med = median(errs);
-        let share = inside[key].iter().filter(|&&x| x).count() as f64 / n as f64 * 100.0;
-        println!("  {key:<24} n={n:3}  median {med:5.1} %  inside {share:5.1} %");
-        summary.insert(key.clone(), (n, med, share));
-    }
 
     println!("\nrows on registry models (outside the fitted set; speculative decoding marked *):");
     for (id, spec, error) in &registry_rows {
@@ -967,23 +985,14 @@ fn percentile(values: &mut [f64], q: f64) -> f64 {
 }
 
 /// Fits the serving constants and reports in-sample and held-out errors (leave one GPU
-/// family out; two halves by model family) with the 10th/90th percentiles of measured /
-/// predicted that size the printed ranges. Slow (minutes): run by hand with
-/// `cargo test --test serving_accuracy fit_serving_constants -- --ignored --nocapture`.
+/// family out; two halves by model family; GPUStack's pages, never fitted) with the
+/// 10th/90th percentiles of measured / predicted that size the printed ranges. About 30 s
+/// in a release build: run by hand with
+/// `cargo test --release --test serving_accuracy fit_serving_constants -- --ignored --nocapture --exact`.
 #[test]
 #[ignore]
 fn fit_serving_constants() {
-    let Prepared { cases, mut ws, .. } = prepare();
-    // Rows on registry models (no fitted architecture data) are not fitted.
-    let cases: Vec<Case> = cases
-        .into_iter()
-        .filter(|c| !c.model.starts_with('"'))
-        .collect();
-    // GPUStack's other pages, never fitted: a second hold-out.
-    let (mut extra, _) = gpustack_cases();
-    extra.retain(|(_, copied)| !copied);
-    set_seqs(&mut ws, extra.iter_mut().map(|(c, _)| c).collect());
-    let extra: Vec<Case> = extra.into_iter().map(|(c, _)| c).collect();
+    let (mut ws, cases, extra) = fit_inputs();
     fit_and_report(&mut ws, cases, &extra);
 }
 
@@ -993,17 +1002,25 @@ fn fit_serving_constants() {
 #[test]
 #[ignore]
 fn fit_serving_constants_with_gpustack() {
+    let (mut ws, mut cases, extra) = fit_inputs();
+    let weight = cases.len() as f64 / extra.len() as f64;
+    cases.extend(extra.into_iter().map(|c| Case { weight, ..c }));
+    fit_and_report(&mut ws, cases, &[]);
+}
+
+/// A workspace, serving.csv's rows on catalog models (registry models have no fitted
+/// architecture data), and GPUStack's figures that serving.csv does not copy, `seqs` set.
+fn fit_inputs() -> (Workspace, Vec<Case>, Vec<Case>) {
     let Prepared { cases, mut ws, .. } = prepare();
-    let mut cases: Vec<Case> = cases
+    let cases: Vec<Case> = cases
         .into_iter()
         .filter(|c| !c.model.starts_with('"'))
         .collect();
     let (mut extra, _) = gpustack_cases();
     extra.retain(|(_, copied)| !copied);
     set_seqs(&mut ws, extra.iter_mut().map(|(c, _)| c).collect());
-    let weight = cases.len() as f64 / extra.len() as f64;
-    cases.extend(extra.into_iter().map(|(c, _)| Case { weight, ..c }));
-    fit_and_report(&mut ws, cases, &[]);
+    let extra = extra.into_iter().map(|(c, _)| c).collect();
+    (ws, cases, extra)
 }
 
 /// Prints median and p90 |error|, the 10th/90th percentile of measured / predicted and the
@@ -1116,17 +1133,7 @@ fn fit_and_report(ws: &mut Workspace, cases: Vec<Case>, extra: &[Case]) {
 /// (S135–S175) came from three of its pages; the other pages are a second, independent
 /// check on models and GPUs the fit saw less of. Not fitted.
 fn gpustack_rows() -> Vec<Row> {
-    let path = common::root().join("tests/fixtures/calibration/gpustack_serving.csv");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut records = common::parse_csv(&text).into_iter();
-    let header = records.next().expect("a header");
-    assert_eq!(header[0], "page", "the CSV keeps its header");
-    records
-        .map(|r| {
-            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
-            header.iter().cloned().zip(r).collect()
-        })
-        .collect()
+    read_table("gpustack_serving.csv", "page")
 }
 
 /// Server flags that leave the speed model's inputs as they are: addresses, names, parsers,
@@ -1399,15 +1406,11 @@ fn gpustack_measurements() {
     for (why, n) in &skipped {
         println!("  {n:>3}  {why}");
     }
-    println!("\n|predicted - measured| / measured, and the share inside the printed range:");
-    let mut summary = BTreeMap::new();
-    for (key, errs) in &mut errors {
-        let n = errs.len();
-        let med = median(errs);
-        let share = inside[key].iter().filter(|&&x| x).count() as f64 / n as f64 * 100.0;
-        println!("  {key:<32} n={n:3}  median {med:5.1} %  inside {share:5.1} %");
-        summary.insert(key.clone(), (n, med, share));
-    }
+    let summary = summarize(
+        "|predicted - measured| / measured, and the share inside the printed range:",
+        &mut errors,
+        &inside,
+    );
 
     // Every extracted block is evaluated (four figures each) or skipped with its reason.
     let evaluated = all.iter().filter(|(_, copied)| !copied).count();
