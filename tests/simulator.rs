@@ -68,6 +68,52 @@ fn a_burst_queues_behind_the_running_cap() {
     );
 }
 
+/// Llama-3.1-8B on an L4: its KV cache holds about 40 requests of 1000 + 200 tokens, so a
+/// burst runs that many at once whatever `seqs` allows, and an engine that reserves every
+/// request's whole output up front runs fewer.
+#[test]
+fn a_small_kv_cache_runs_fewer_requests_at_once() {
+    let on_l4 = |name: &str, engine: &str, seqs: u32| {
+        format!(
+            "// Kleiner Speicher — 小显存\ndeployment {name} {{\n    model    = llama_3_1_8b\n    quant    = bf16\n    engine   = {engine}\n    gpu      = l4\n    seqs     = {seqs}\n    context  = 1200\n    workload {{\n        prompt = 1000\n        output = 200\n        burst  = 400\n    }}\n}}\n"
+        )
+    };
+    let text = [
+        "engine reserving extends vllm {\n    output_reserve = 100%\n}\n".to_string(),
+        on_l4("wide", "vllm", 200),
+        on_l4("narrower", "vllm", 100),
+        on_l4("reserving", "reserving", 200),
+        on_l4("capped", "vllm", 4),
+    ]
+    .concat();
+    let report = explain("kv-cache.deploy", &text);
+    // 200 and 100 running slots: the cache binds both, so the runs are the same (both under
+    // vLLM's 256-row sampler profile on a GPU under 70 GiB, so the KV budget is the same).
+    for key in ["throughput_tps", "tpot_s", "ttft_s", "queue_s"] {
+        let (wide, narrower) = (figure(&report, 0, key), figure(&report, 1, key));
+        assert!(
+            (wide - narrower).abs() <= 1e-9 * wide.abs().max(1e-12),
+            "{key}: {wide} vs {narrower}"
+        );
+    }
+    // The KV budget explain prints (about 46,000 tokens) holds about 40 such requests (each
+    // counted for 1000 + 100 tokens); with 4 slots the server runs fewer, so the cache, not
+    // `seqs`, is what limits the wide deployment.
+    let capacity = report[0]["kv_capacity_tokens"]
+        .as_f64()
+        .expect("the KV capacity in tokens");
+    assert!(
+        (30_000.0..60_000.0).contains(&capacity),
+        "capacity {capacity}"
+    );
+    assert!(figure(&report, 0, "throughput_tps") > 2.0 * figure(&report, 3, "throughput_tps"));
+    // Reserving the whole output (1200 tokens a request, not 1100) admits fewer at once:
+    // longer waits, less throughput, shorter steps.
+    assert!(figure(&report, 2, "queue_s") > figure(&report, 0, "queue_s"));
+    assert!(figure(&report, 2, "throughput_tps") < figure(&report, 0, "throughput_tps"));
+    assert!(figure(&report, 2, "tpot_s") <= figure(&report, 0, "tpot_s"));
+}
+
 #[test]
 fn latency_grows_with_the_request_rate() {
     let text = [
