@@ -114,6 +114,90 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
     assert!(figure(&report, 2, "tpot_s") <= figure(&report, 0, "tpot_s"));
 }
 
+/// `batched_tokens` sets the engine's token budget per step: with every request of a burst
+/// running at once, a small one spreads the prompts over more steps (later first tokens) and
+/// stalls decodes less (shorter steps); `export` writes it as the engine's flag.
+#[test]
+fn batched_tokens_sets_the_step_budget() {
+    let text = [
+        deployment("default_budget", "vllm", 256, "        burst  = 256\n"),
+        deployment("small_budget", "vllm", 256, "        burst  = 256\n").replace(
+            "    seqs     = 256\n",
+            "    seqs     = 256\n    batched_tokens = 512\n",
+        ),
+    ]
+    .concat();
+    let report = explain("budget.deploy", &text);
+    let (ttft, small_ttft) = (figure(&report, 0, "ttft_s"), figure(&report, 1, "ttft_s"));
+    assert!(small_ttft > ttft, "{small_ttft} <= {ttft}");
+    let (tpot, small_tpot) = (figure(&report, 0, "tpot_s"), figure(&report, 1, "tpot_s"));
+    assert!(small_tpot < tpot, "{small_tpot} >= {tpot}");
+    // The profiling pass runs over the smaller budget too: less activation memory.
+    let activation = |i: usize| {
+        report[i]["engine_memory"]["activation_bytes"]
+            .as_f64()
+            .expect("the engine's activation memory")
+    };
+    assert!(
+        activation(1) < activation(0),
+        "{} >= {}",
+        activation(1),
+        activation(0)
+    );
+    let dir = scratch("simulator-budget-export");
+    let path = dir.join("budget.deploy");
+    std::fs::write(&path, &text).unwrap();
+    for (engine, flag) in [
+        ("vllm", "--max-num-batched-tokens 512"),
+        ("tgi", "--max-batch-prefill-tokens 512"),
+        ("lmdeploy", "--max-prefill-token-num 512"),
+    ] {
+        let out = deployfit(&[
+            "export",
+            "--deployment",
+            "small_budget",
+            "--engine",
+            engine,
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stdout(&out));
+        assert!(
+            common::stdout(&out).contains(flag),
+            "{engine}: {}",
+            common::stdout(&out)
+        );
+        let out = deployfit(&[
+            "export",
+            "--deployment",
+            "default_budget",
+            "--engine",
+            engine,
+            path.to_str().unwrap(),
+        ]);
+        assert!(!common::stdout(&out).contains(flag.split(' ').next().unwrap()));
+    }
+    // A budget of 0 is diagnosed at its span.
+    let bad = deployment("zero", "vllm", 8, "").replace(
+        "    seqs     = 8\n",
+        "    seqs     = 8\n    batched_tokens = 0\n",
+    );
+    let dir = scratch("simulator-budget-zero");
+    let path = dir.join("zero.deploy");
+    std::fs::write(&path, &bad).unwrap();
+    let out = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    assert!(
+        codes(&report).contains(&"deploy::field::out_of_range".to_string()),
+        "{report}"
+    );
+    let diagnostic = &report["diagnostics"][0];
+    let line = diagnostic["line"]
+        .as_u64()
+        .or_else(|| diagnostic["span"]["line"].as_u64());
+    assert_eq!(line, Some(8), "{diagnostic}");
+}
+
 #[test]
 fn latency_grows_with_the_request_rate() {
     let text = [

@@ -136,6 +136,10 @@ pub(crate) fn run_with_offers<'db>(
         pricing: Some(pricing),
         offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
         enforce_eager: matches!(resolved.fields.get("enforce_eager"), Some(Value::Symbol(yes)) if yes == "yes"),
+        batched_tokens: match resolved.fields.get("batched_tokens") {
+            Some(Value::Q(q)) => as_count(*q).map(|t| t as f64),
+            _ => None,
+        },
         host,
         host_name: host_name.as_deref(),
         model: model_entry,
@@ -205,6 +209,7 @@ pub(crate) fn run_with_offers<'db>(
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
         enforce_eager: inputs.enforce_eager,
+        batched_tokens: inputs.batched_tokens.map(|t| t as u64),
         pipeline: inputs.plan.pipeline,
         gpus_per_replica: (inputs.plan.pipeline > 1).then(|| inputs.gpus_per_replica()),
         expert_parallel: inputs.plan.expert_parallel,

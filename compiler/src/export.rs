@@ -354,6 +354,9 @@ fn vllm(
     if setup.enforce_eager {
         lines.push("  --enforce-eager".into());
     }
+    if let Some(tokens) = setup.batched_tokens {
+        lines.push(format!("  --max-num-batched-tokens {tokens}"));
+    }
     // docs.vllm.ai serving/parallelism_scaling: `--pipeline-parallel-size`;
     // serving/expert_parallel_deployment: `--enable-expert-parallel`.
     if setup.pipeline > 1 {
@@ -652,6 +655,9 @@ fn tgi(
     lines.push(format!("  --max-input-tokens {}", setup.context - 1));
     lines.push(format!("  --max-total-tokens {}", setup.context));
     lines.push(format!("  --cuda-memory-fraction {fraction}"));
+    if let Some(tokens) = setup.batched_tokens {
+        lines.push(format!("  --max-batch-prefill-tokens {tokens}"));
+    }
     // launcher/src/main.rs (Args): `--speculate N`, n-gram speculation without Medusa
     // heads.
     if let Some(spec) = &setup.speculative {
@@ -720,6 +726,9 @@ fn lmdeploy(
     ];
     if let Some(format) = &format {
         lines.push(format!("  --model-format {}", shell_quote(format)));
+    }
+    if let Some(tokens) = setup.batched_tokens {
+        lines.push(format!("  --max-prefill-token-num {tokens}"));
     }
     lines.push("  --server-port 23333".into());
     let note = match &format {

@@ -46,6 +46,9 @@ pub struct Setup {
     /// when set).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// `batched_tokens`: the engine's token budget per step, when the deployment sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batched_tokens: Option<u64>,
     /// Pipeline-parallel stages (printed only above 1), and the GPUs one replica uses,
     /// `count × pipeline`.
     #[serde(skip_serializing_if = "is_one")]

@@ -51,6 +51,8 @@ pub struct Inputs<'a, 'db> {
     pub host_name: Option<&'a str>,
     /// `enforce_eager = yes`: the serving engine runs without CUDA graphs.
     pub enforce_eager: bool,
+    /// `batched_tokens`: the deployment's override of the engine's token budget per step.
+    pub batched_tokens: Option<f64>,
     /// How the GPUs are paid for (`pricing`, `owned { }`, the offers that may be rented);
     /// `None` for the catalog queries, which list the GPU's own `price` or `msrp`
     /// ([`hourly_price`]).
@@ -216,6 +218,7 @@ impl<'a, 'db> Inputs<'a, 'db> {
             host: None,
             host_name: None,
             enforce_eager: false,
+            batched_tokens: None,
             pricing: None,
             plan: super::parallel::Plan::default(),
         }
@@ -760,7 +763,9 @@ fn engine_parts(
         }
         .unwrap_or(0.0)
     };
-    let batched = by_memory("batched_tokens", "batched_tokens_small");
+    let batched = inputs
+        .batched_tokens
+        .unwrap_or_else(|| by_memory("batched_tokens", "batched_tokens_small"));
     // The sampler pass covers max_num_seqs rows: the deployment's `seqs` (which `export`
     // writes as --max-num-seqs), and no fewer than the engine's default, which is what a run
     // without the flag profiles (conservative for an exported command with fewer).
@@ -1830,10 +1835,14 @@ fn large_gpu_defaults(inputs: &Inputs<'_, '_>) -> bool {
     }
 }
 
-/// The engine's token budget per step (`max_num_batched_tokens`): `batched_tokens`, or
-/// `batched_tokens_small` where the engine keeps its small-GPU defaults
-/// ([`large_gpu_defaults`]); 8192 when the engine says neither.
+/// The engine's token budget per step (`max_num_batched_tokens`): the deployment's
+/// `batched_tokens`, else the engine's `batched_tokens`, or `batched_tokens_small` where the
+/// engine keeps its small-GPU defaults ([`large_gpu_defaults`]); 8192 when the engine says
+/// neither.
 fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
+    if let Some(tokens) = inputs.batched_tokens {
+        return tokens;
+    }
     let engine = inputs.engine;
     let large = engine.number("batched_tokens");
     let small = engine.number("batched_tokens_small").or(large);

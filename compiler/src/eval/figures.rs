@@ -63,6 +63,7 @@ const ENGINE_MEM: &[&str] = &[
     "seqs",
     "gpu",
     "enforce_eager",
+    "batched_tokens",
 ];
 const STARTUP: &[&str] = &[
     "model",
@@ -75,6 +76,7 @@ const STARTUP: &[&str] = &[
     "seqs",
     "memory_utilization",
     "enforce_eager",
+    "batched_tokens",
 ];
 const OFFLOAD: &[&str] = &[
     "model", "quant", "context", "seqs", "kv_cache", "engine", "gpu", "count", "offload",

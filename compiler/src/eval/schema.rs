@@ -1040,6 +1040,12 @@ const DEPLOYMENT: &[FieldSpec] = &[
         "`yes`: the serving engine runs without CUDA graphs (vLLM `--enforce-eager`); default `no`",
     ),
     f(
+        "batched_tokens",
+        FieldTy::Number,
+        "override of the serving engine's token budget per step (vLLM `--max-num-batched-tokens`, TGI `--max-batch-prefill-tokens`, LMDeploy `--max-prefill-token-num`): prompt chunks and decodes together, and its startup profiling pass",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
         "allow",
         FieldTy::RefList(DeclKind::Rule),
         "rules silenced here",
