@@ -320,6 +320,13 @@ pub fn table(e: &Explanation) -> String {
                 seconds(queue)
             ));
         }
+        if let (Some(running), Some(true)) = (p.running_peak, p.kv_bound) {
+            out.push_str(&format!(
+                "  running      {:>12}   requests at once at most: the KV cache holds no more (seqs = {})\n",
+                format!("{running:.0}"),
+                s.seqs
+            ));
+        }
     }
     if let Some(hourly) = p.cost_per_hour {
         let per_mtok = p

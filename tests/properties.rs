@@ -132,7 +132,8 @@ setter!(
         starts,
         no_kv_budget,
         context_exceeds_kv_capacity,
-        cuda_graphs_oom
+        cuda_graphs_oom,
+        kv_bound
     ]
 );
 setter!(
@@ -199,6 +200,7 @@ setter!(
         tpot_p99,
         ttft_p50,
         tpot_p50,
-        queue
+        queue,
+        running
     ]
 );

@@ -107,6 +107,39 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
         "capacity {capacity}"
     );
     assert!(figure(&report, 0, "throughput_tps") > 2.0 * figure(&report, 3, "throughput_tps"));
+    // explain says how many ran at once and that the cache, not `seqs`, held it there.
+    let running = figure(&report, 0, "running_peak");
+    assert!((30.0..60.0).contains(&running), "running {running}");
+    assert_eq!(report[0]["kv_bound"], true);
+    assert_eq!(figure(&report, 3, "running_peak"), 4.0);
+    assert_eq!(report[3]["kv_bound"], false);
+    let dir = scratch("simulator-kv-cache-human");
+    let path = dir.join("kv-cache.deploy");
+    std::fs::write(&path, &text).unwrap();
+    let human = common::stdout(&deployfit(&[
+        "explain",
+        "--deployment",
+        "wide",
+        path.to_str().unwrap(),
+    ]));
+    let line = human
+        .lines()
+        .find(|l| l.trim_start().starts_with("running"))
+        .unwrap_or_else(|| panic!("no running line in {human}"));
+    assert!(
+        line.contains(&format!("{running:.0}"))
+            && line.contains("KV cache")
+            && line.contains("seqs = 200"),
+        "{line}"
+    );
+    // A rule can ask for it: `require not kv_bound` fails on the wide deployment.
+    let required = text.replace(
+        "deployment wide {\n",
+        "deployment wide {\n    require not kv_bound\n",
+    );
+    std::fs::write(&path, &required).unwrap();
+    let out = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
     // Reserving the whole output (1200 tokens a request, not 1100) admits fewer at once:
     // longer waits, less throughput, shorter steps.
     assert!(figure(&report, 2, "queue_s") > figure(&report, 0, "queue_s"));

@@ -61,6 +61,11 @@ pub struct Performance {
     pub ttft_p50_s: Option<f64>,
     pub tpot_p50_s: Option<f64>,
     pub queue_s: Option<f64>,
+    /// The most requests the simulated server ran at once (`seqs`, or fewer when the KV
+    /// cache holds fewer).
+    pub running_peak: Option<f64>,
+    /// Whether the KV cache, not `seqs`, kept requests waiting (simulated).
+    pub kv_bound: Option<bool>,
     pub cost_per_hour: Option<f64>,
     pub cost_per_mtok: Option<f64>,
     /// Why there is no `cost_per_hour` (no offer rents the GPU, no `msrp` to amortise).
@@ -93,6 +98,8 @@ fn performance(figures: &Figures) -> Performance {
         ttft_p50_s: number(&figures.ttft_p50),
         tpot_p50_s: number(&figures.tpot_p50),
         queue_s: number(&figures.queue),
+        running_peak: number(&figures.running),
+        kv_bound: figures.kv_bound.clone().ok(),
         cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
         cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
         cost_missing: match &figures.cost_per_hour {

@@ -1433,6 +1433,7 @@ fn speed_and_cost(
             &mut figures.ttft_p50,
             &mut figures.tpot_p50,
             &mut figures.queue,
+            &mut figures.running,
             &mut figures.cost_per_mtok,
             &mut figures.replicas_needed,
             &mut figures.load,
@@ -1562,6 +1563,11 @@ fn speed_and_cost(
     figures.ttft_p50 = speed.ttft_p50_s.ok_or_else(unsimulated);
     figures.tpot_p50 = speed.tpot_p50_s.ok_or_else(unsimulated);
     figures.queue = speed.queue_s.ok_or_else(unsimulated);
+    figures.running = speed.running_peak.ok_or_else(unsimulated);
+    figures.kv_bound = speed
+        .running_peak
+        .map(|_| speed.kv_bound)
+        .ok_or_else(unsimulated);
     figures.bound = Ok(speed.bound.describe().to_string());
     let no_peak = || {
         if on_cpu {

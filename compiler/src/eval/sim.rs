@@ -112,6 +112,11 @@ pub struct Outcome {
     /// Mean time from arrival to the first step that works on a request.
     pub queue_mean: f64,
     pub completed: u64,
+    /// The most requests running at once: `max_running`, or fewer when the KV cache or the
+    /// arrivals keep it lower.
+    pub peak_running: u64,
+    /// Whether the KV cache ever kept a waiting request out while a running slot was free.
+    pub kv_bound: bool,
     /// Whether the work bound stopped the run early.
     pub truncated: bool,
 }
@@ -213,6 +218,8 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     let mut decoding: u64 = 0;
     // Σ footprint of the running requests, and whether the cache has room for a request.
     let mut reserved: u64 = 0;
+    let mut peak_running: u64 = 0;
+    let mut kv_bound = false;
     let kv_tokens = config.kv_tokens.max(1);
     let room = |reserved: u64, running: u64, r: &Request| {
         running == 0 || reserved.saturating_add(r.footprint) <= kv_tokens
@@ -294,10 +301,11 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             truncated = true;
             break;
         }
-        let admit = running < max_running
-            && waiting
-                .front()
-                .is_some_and(|&id| room(reserved, running, &requests[id]));
+        let fits = waiting
+            .front()
+            .map(|&id| room(reserved, running, &requests[id]));
+        kv_bound |= running < max_running && fits == Some(false);
+        let admit = running < max_running && fits == Some(true);
         let prompts_pending = !prefilling.is_empty() || admit;
         let decode_this_step = match config.scheduling {
             Scheduling::Mixed => decoding > 0,
@@ -372,10 +380,12 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             while left > 0 && running < max_running {
                 let Some(&id) = waiting.front() else { break };
                 if !room(reserved, running, &requests[id]) {
+                    kv_bound = true;
                     break;
                 }
                 waiting.pop_front();
                 running += 1;
+                peak_running = peak_running.max(running);
                 reserved += requests[id].footprint;
                 prefilling.push_back(id);
                 let r = &mut requests[id];
@@ -514,6 +524,8 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         tpot_p99: percentile(&tpot, 0.99),
         queue_mean: mean(&queue),
         completed,
+        peak_running,
+        kv_bound,
         truncated,
     }
 }
@@ -636,6 +648,8 @@ mod tests {
         c.kv_tokens = 3_200;
         let small = simulate(&c, &linear);
         assert_eq!(small.completed, 32);
+        assert_eq!((roomy.peak_running, small.peak_running), (8, 3));
+        assert!(small.kv_bound && !roomy.kv_bound);
         // Fewer requests at once: faster steps, longer waits, less throughput.
         assert!(small.tpot_mean < roomy.tpot_mean, "{small:?} {roomy:?}");
         assert!(small.ttft_mean > roomy.ttft_mean, "{small:?} {roomy:?}");

@@ -231,6 +231,11 @@ pub struct Speed {
     pub ttft_p50_s: Option<f64>,
     pub tpot_p50_s: Option<f64>,
     pub queue_s: Option<f64>,
+    /// The most requests the simulated server ran at once in its capacity run (serving
+    /// engines whose workload has an output length).
+    pub running_peak: Option<f64>,
+    /// Whether the KV cache, not `seqs`, kept requests waiting in the capacity run.
+    pub kv_bound: bool,
     pub bound: Bound,
     /// Bytes one GPU reads per decode step.
     pub step_bytes: f64,
@@ -336,6 +341,8 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
         ttft_p50_s: None,
         tpot_p50_s: None,
         queue_s: None,
+        running_peak: None,
+        kv_bound: false,
         bound,
         step_bytes,
     }
@@ -900,6 +907,8 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
             .filter(|t| *t > 0.0)
             .or(simulated.as_ref().map(|_| tpot)),
         queue_s: simulated.as_ref().map(|s| s.latency.queue_mean),
+        running_peak: simulated.as_ref().map(|s| s.capacity.peak_running as f64),
+        kv_bound: simulated.as_ref().is_some_and(|s| s.capacity.kv_bound),
         bound: if decode.compute_bound {
             Bound::Compute
         } else {
