@@ -1190,15 +1190,10 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         breakdown.max_context = Some(largest as u64);
         breakdown.physical_max_context = Some(physical as u64);
     }
-    // The KV cache the engine allocates at startup, in tokens: what the simulator admits
-    // requests against.
-    let per_token = (mem.kv_global + mem.kv_local) * mem.kv_share;
-    let kv_tokens = startup
-        .as_ref()
-        .filter(|s| s.kv_budget > 0.0 && per_token > 0.0)
-        .map(|s| (s.kv_budget / per_token).floor())
-        .filter(|t| *t >= 1.0);
-    speed_and_cost(inputs, &mem, placement, kv_tokens, &mut figures);
+    // The KV budget the engine allocates at startup: what the simulator admits requests
+    // against.
+    let kv_budget = startup.as_ref().map(|s| s.kv_budget);
+    speed_and_cost(inputs, &mem, placement, kv_budget, &mut figures);
     figures.reject_non_finite();
     Estimate {
         figures,
@@ -1383,7 +1378,7 @@ fn speed_and_cost(
     inputs: &Inputs<'_, '_>,
     mem: &Memory,
     placement: Option<Placement>,
-    kv_tokens: Option<f64>,
+    kv_budget: Option<f64>,
     figures: &mut Figures,
 ) {
     let seqs = inputs.seqs as f64;
@@ -1533,7 +1528,7 @@ fn speed_and_cost(
     let speed = if serving {
         speed::serve(
             &speed_inputs,
-            &serving_inputs(inputs, mem, decode_context, bf16_peak, kv_tokens),
+            &serving_inputs(inputs, mem, decode_context, bf16_peak, kv_budget),
         )
     } else {
         speed::estimate(&speed_inputs)
@@ -1714,7 +1709,7 @@ fn serving_inputs(
     mem: &Memory,
     decode_context: f64,
     peak16: Option<f64>,
-    kv_tokens: Option<f64>,
+    kv_budget: Option<f64>,
 ) -> speed::Serving {
     let engine = inputs.engine;
     let pooled = speed::Engine::POOLED;
@@ -1775,6 +1770,10 @@ fn serving_inputs(
         f64::INFINITY
     };
     let kv_per_layer = (mem.kv_global + mem.kv_local) / layers * mem.kv_share;
+    // The startup KV budget in tokens of every layer.
+    let kv_tokens = kv_budget
+        .map(|budget| (budget / (kv_per_layer * layers)).floor())
+        .filter(|t| t.is_finite() && *t >= 1.0);
     speed::Serving {
         engine: engine_speed,
         output: inputs.output,

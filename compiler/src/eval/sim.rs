@@ -246,16 +246,18 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     let mut produced: f64 = 0.0;
     let mut truncated = false;
 
-    let local = if config.kv_local_share.is_finite() {
-        config.kv_local_share.clamp(0.0, 1.0)
-    } else {
-        0.0
+    // A share in [0, 1], or `default` when it is not a number.
+    let share = |x: f64, default: f64| {
+        if x.is_finite() {
+            x.clamp(0.0, 1.0)
+        } else {
+            default
+        }
     };
-    let reserve = if config.output_reserve.is_finite() {
-        config.output_reserve.clamp(0.0, 1.0)
-    } else {
-        0.5
-    };
+    let (local, reserve) = (
+        share(config.kv_local_share, 0.0),
+        share(config.output_reserve, 0.5),
+    );
     let footprint = |tokens: u64| {
         let t = tokens as f64;
         (t * (1.0 - local) + t.min(config.kv_window as f64) * local).ceil() as u64
