@@ -321,3 +321,71 @@ fn bad_workload_values_are_diagnosed_with_spans() {
         );
     }
 }
+
+/// Qwen3-32B on an H100 under vLLM in three weight formats, and an `extends` copy of the
+/// block-scaled format that claims the full FP8 rate: `extra` adds deployment lines.
+fn formats(workload: &str) -> String {
+    let one = |name: &str, quant: &str| {
+        format!(
+            "deployment {name} {{\n    model    = qwen3_32b\n    quant    = {quant}\n    engine   = vllm\n    gpu      = h100_sxm5\n    seqs     = 1\n    context  = 8k\n    workload {{\n{workload}    }}\n}}\n"
+        )
+    };
+    [
+        "// Blockskalierung — 块缩放 FP8, ein Vergleich\nquant block_full extends fp8_block { // ü\n    tensor_efficiency = 100%\n}\n".to_string(),
+        one("bf16", "bf16"),
+        one("fp8", "fp8"),
+        one("block", "fp8_block"),
+        one("block_full", "block_full"),
+    ]
+    .concat()
+}
+
+/// Block-scaled FP8 (DeepSeek-R1, Qwen3-FP8: a scale per 128 × 128 block) reads the same
+/// bytes as per-tensor FP8 but multiplies at about the 16-bit rate (`tensor_efficiency`).
+#[test]
+fn block_scaled_fp8_multiplies_at_the_16_bit_rate() {
+    // A long prompt alone: prefill is compute-bound.
+    let report = explain(
+        "formats.deploy",
+        &formats("        prompt = 6000\n        output = 100\n"),
+    );
+    let prefill = |i| figure(&report, i, "prefill_tps");
+    let (bf16, fp8, block, block_full) = (prefill(0), prefill(1), prefill(2), prefill(3));
+    assert!(
+        fp8 > 1.6 * bf16,
+        "per-tensor FP8 prefills at the FP8 rate: {fp8} {bf16}"
+    );
+    assert!(
+        (0.95..1.15).contains(&(block / bf16)),
+        "block-scaled FP8 prefills about as fast as BF16: {block} {bf16}"
+    );
+    // The data decides, not the entry's name: a copy at 100 % runs as per-tensor FP8.
+    assert!((block_full / fp8 - 1.0).abs() < 1e-9, "{block_full} {fp8}");
+    // One request decoding reads the weights: half of BF16's bytes either way.
+    let decode = |i| figure(&report, i, "decode_tps");
+    assert!(
+        (decode(2) / decode(1) - 1.0).abs() < 0.02,
+        "{} {}",
+        decode(2),
+        decode(1)
+    );
+    assert!(decode(2) > 1.6 * decode(0), "{} {}", decode(2), decode(0));
+}
+
+#[test]
+fn a_tensor_efficiency_past_100_percent_is_diagnosed() {
+    let dir = scratch("simulator-tensor-share");
+    let path = dir.join("bad.deploy");
+    let text = "// Überprüfung — 检查\nquant over extends fp8_block {\n    tensor_efficiency = 150% // ü\n}\ndeployment d {\n    model  = qwen3_32b\n    quant  = over\n    engine = vllm\n    gpu    = h100_sxm5\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    let d = diagnostics
+        .iter()
+        .find(|d| d["code"] == "deploy::field::out_of_range")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
+    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+}

@@ -1472,7 +1472,7 @@ fn speed_and_cost(
     // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
     // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
     let tensor_peak = match (inputs.support(), inputs.quant.symbol("tensor")) {
-        (Support::Native, Some("fp8")) => gpu.number("fp8"),
+        (Support::Native, Some("fp8")) => gpu.number("fp8").map(|peak| peak * tensor_share(inputs)),
         _ => None,
     };
     let serving_kernels = inputs.engine.symbol("kernels") == Some("serving");
@@ -1700,6 +1700,17 @@ fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
         .number(tensor)
         .or_else(|| Some(sixteen? * rate(tensor)? / rate("bf16")?))
         .or_else(|| arch_peak(inputs, tensor))
+        .map(|peak| peak * tensor_share(inputs))
+}
+
+/// The share of its tensor type's peak a format's matrix multiplies reach (the quant's
+/// `tensor_efficiency`; 1 for a per-tensor-scaled format).
+fn tensor_share(inputs: &Inputs<'_, '_>) -> f64 {
+    inputs
+        .quant
+        .number("tensor_efficiency")
+        .filter(|share| *share > 0.0 && *share <= 1.0)
+        .unwrap_or(1.0)
 }
 
 /// What the serving model reads beyond the single-stream inputs: the engine's fields, the

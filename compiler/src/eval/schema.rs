@@ -620,6 +620,12 @@ const QUANT: &[FieldSpec] = &[
         "tensor-core type its matrix multiplies need to run natively (absent: any GPU)",
     ),
     f(
+        "tensor_efficiency",
+        FieldTy::Ratio,
+        "share of its tensor type's peak its matrix multiplies reach against a per-tensor-scaled format of that type (block-scaled FP8 rescales every 128-wide block; default 100%)",
+    )
+    .valid(Valid::Share),
+    f(
         "engines",
         FieldTy::RefList(DeclKind::Engine),
         "engines that run it (entry names or engine dialects)",

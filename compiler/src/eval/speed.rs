@@ -377,10 +377,10 @@ impl Engine {
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.81,
-        compute_efficiency: 0.62,
-        step_overhead: 1.86e-3,
-        sequence_overhead: 8.1e-6,
+        bandwidth_efficiency: 0.82,
+        compute_efficiency: 0.60,
+        step_overhead: 2.03e-3,
+        sequence_overhead: 7.1e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
         output_reserve: 0.5,
@@ -390,7 +390,7 @@ impl Engine {
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
 /// expert, with routing and token permutes) reach this share of the engine's bandwidth
 /// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
-pub const MOE_EFFICIENCY: f64 = 0.43;
+pub const MOE_EFFICIENCY: f64 = 0.42;
 /// Tokens an engine step processes at most when the engine does not say
 /// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
 pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
@@ -402,10 +402,10 @@ pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
 /// fitted; docs/calibration-serving.md): the ranges printed beside output throughput, time
 /// per output token (and decode speed), a prompt's own prefill (prefill speed, time to first
 /// token) and the wait beyond it behind other requests (`QUEUE_RANGE`, as a speed).
-pub const THROUGHPUT_RANGE: (f64, f64) = (0.50, 1.32);
-pub const TPOT_RANGE: (f64, f64) = (0.48, 1.54);
+pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.35);
+pub const TPOT_RANGE: (f64, f64) = (0.58, 1.58);
 pub const TTFT_RANGE: (f64, f64) = (0.83, 1.20);
-pub const QUEUE_RANGE: (f64, f64) = (0.21, 1.33);
+pub const QUEUE_RANGE: (f64, f64) = (0.23, 1.33);
 
 /// What the serving model reads beyond [`SpeedInputs`].
 #[derive(Clone, Copy, Debug)]
