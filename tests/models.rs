@@ -80,6 +80,19 @@ deployment awq {
     gpu   = rtx_4090
     engine = vllm
 }
+
+// Qwens eigene FP8-Dateien skalieren 128 × 128 Blöcke — NVIDIAs pro Tensor.
+deployment qwen_fp8 {
+    model  = \"Qwen/Qwen3-8B-FP8\"
+    gpu    = h100_sxm5
+    engine = vllm
+}
+
+deployment nvidia_fp8 {
+    model  = \"nvidia/Qwen3-8B-FP8\"
+    gpu    = h100_sxm5
+    engine = vllm
+}
 ";
 
 #[test]
@@ -125,6 +138,9 @@ fn pasted_ids_and_tags_resolve_with_bf16_weights_twice_the_parameters() {
     assert_eq!(glm["weights_bytes"], 6_166_574_944_i64);
     // A quantized re-upload names its format.
     assert_eq!(explanation(&explained, "awq")["quant"], "awq_int4");
+    // Qwen's own FP8 checkpoints are block-scaled; NVIDIA's ModelOpt ones are per tensor.
+    assert_eq!(explanation(&explained, "qwen_fp8")["quant"], "fp8_block");
+    assert_eq!(explanation(&explained, "nvidia_fp8")["quant"], "fp8");
     // Labels on a materialized model do not show its generated name.
     let human = stdout(&deployfit_in(&dir, &["check", "pasted.deploy"]));
     assert!(human.contains("weights 4.53 GiB"), "{human}");

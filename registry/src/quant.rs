@@ -16,8 +16,13 @@ use crate::Record;
 pub enum WeightFormat {
     Bf16,
     Fp16,
-    /// FP8 (E4M3) weights: `-FP8`, `-FP8-Dynamic`, `-FP8-Block`, `-FP8-KV`.
+    /// FP8 (E4M3) weights with per-tensor or per-channel scales: `-FP8`, `-FP8-Dynamic`,
+    /// `-FP8-KV`.
     Fp8,
+    /// FP8 with a scale per 128 × 128 block: `-FP8-Block`, and Qwen's own `-FP8`
+    /// checkpoints (their model cards: "fine-grained fp8 quantization with block size of
+    /// 128").
+    Fp8Block,
     /// AWQ with the given weight bits (4 unless the name says 8).
     Awq {
         bits: u8,
@@ -49,7 +54,7 @@ pub enum WeightFormat {
 }
 
 impl WeightFormat {
-    /// The stdlib quant name (fp16 bf16 fp8 Q8_0 Q6_K Q5_K_M Q5_K_S Q4_K_M Q4_0 Q3_K_M Q2_K
+    /// The stdlib quant name (fp16 bf16 fp8 fp8_block Q8_0 Q6_K Q5_K_M Q5_K_S Q4_K_M Q4_0 Q3_K_M Q2_K
     /// IQ4_XS awq_int4 gptq_int4), when this format is one of them. None for formats the stdlib
     /// does not model (MLX, MXFP4, NVFP4, bitsandbytes, compressed-tensors, GGUF of unknown type).
     pub fn stdlib_quant(&self) -> Option<&'static str> {
@@ -57,6 +62,7 @@ impl WeightFormat {
             WeightFormat::Bf16 => "bf16",
             WeightFormat::Fp16 => "fp16",
             WeightFormat::Fp8 => "fp8",
+            WeightFormat::Fp8Block => "fp8_block",
             WeightFormat::Awq { bits: 4 } => "awq_int4",
             WeightFormat::Gptq { bits: 4 } => "gptq_int4",
             WeightFormat::Gguf(Some(q)) => match q.to_ascii_uppercase().as_str() {
@@ -89,6 +95,7 @@ impl fmt::Display for WeightFormat {
             WeightFormat::Bf16 => write!(f, "BF16"),
             WeightFormat::Fp16 => write!(f, "FP16"),
             WeightFormat::Fp8 => write!(f, "FP8"),
+            WeightFormat::Fp8Block => write!(f, "FP8 (128 × 128 blocks)"),
             WeightFormat::Awq { bits } => write!(f, "AWQ int{bits}"),
             WeightFormat::Gptq { bits } => write!(f, "GPTQ int{bits}"),
             WeightFormat::Gguf(Some(q)) => write!(f, "GGUF {q}"),
@@ -115,8 +122,10 @@ enum Tok {
     Awq,
     Gptq,
     Fp8,
-    /// `dynamic`, `block`, `kv`: only after fp8 (`-FP8-Dynamic`).
+    /// `dynamic`, `kv`: only after fp8 (`-FP8-Dynamic`).
     Fp8Qualifier,
+    /// `block`: only after fp8 (`-FP8-Block`).
+    Fp8Block,
     Bits(u8),
     IntBits(u8),
     Mlx,
@@ -146,7 +155,8 @@ fn token(t: &str) -> Option<Tok> {
         "awq" => Tok::Awq,
         "gptq" => Tok::Gptq,
         "fp8" => Tok::Fp8,
-        "dynamic" | "block" | "kv" => Tok::Fp8Qualifier,
+        "dynamic" | "kv" => Tok::Fp8Qualifier,
+        "block" => Tok::Fp8Block,
         "2bit" => Tok::Bits(2),
         "3bit" => Tok::Bits(3),
         "4bit" => Tok::Bits(4),
@@ -196,7 +206,7 @@ pub(crate) fn strip_suffix<'a>(org: &str, name: &'a str) -> Option<(&'a str, Wei
         };
         // Qualifiers only count right after fp8 (i.e. when fp8 is the next token leftwards);
         // "unsloth" only right before bnb.
-        if tok == Tok::Fp8Qualifier {
+        if matches!(tok, Tok::Fp8Qualifier | Tok::Fp8Block) {
             let left = head.get(..new_end)?;
             let c = left.rfind(['-', '.'])?;
             if token(left.get(c + 1..)?) != Some(Tok::Fp8) {
@@ -248,7 +258,11 @@ fn format_from_tokens(org: &str, toks: &[Tok]) -> WeightFormat {
         return WeightFormat::Nvfp4;
     }
     if has(Tok::Fp8) {
-        return WeightFormat::Fp8;
+        return if has(Tok::Fp8Block) || org.eq_ignore_ascii_case("Qwen") {
+            WeightFormat::Fp8Block
+        } else {
+            WeightFormat::Fp8
+        };
     }
     if has(Tok::Bnb) {
         return WeightFormat::Bnb4bit;
@@ -346,7 +360,12 @@ mod tests {
             (
                 "R",
                 "Llama-3.3-70B-Instruct-FP8-Block",
-                Some(("Llama-3.3-70B-Instruct", WeightFormat::Fp8)),
+                Some(("Llama-3.3-70B-Instruct", WeightFormat::Fp8Block)),
+            ),
+            (
+                "Qwen",
+                "Qwen3-32B-FP8",
+                Some(("Qwen3-32B", WeightFormat::Fp8Block)),
             ),
             (
                 "R",
