@@ -380,7 +380,7 @@ impl Engine {
         bandwidth_efficiency: 0.82,
         compute_efficiency: 0.60,
         step_overhead: 2.03e-3,
-        sequence_overhead: 7.1e-6,
+        sequence_overhead: 7.3e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
         output_reserve: 0.5,
@@ -390,22 +390,27 @@ impl Engine {
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
 /// expert, with routing and token permutes) reach this share of the engine's bandwidth
 /// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
-pub const MOE_EFFICIENCY: f64 = 0.42;
+pub const MOE_EFFICIENCY: f64 = 0.41;
 /// Tokens an engine step processes at most when the engine does not say
 /// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
 pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
-/// Latency of one tensor-parallel all-reduce in a serving engine, seconds (two per layer
-/// per step): fitted on the 26 tensor-parallel serving rows.
-pub const SERVING_ALL_REDUCE_LATENCY: f64 = 65e-6;
+/// Latency of one tensor-parallel all-reduce in a serving engine per doubling of the group,
+/// seconds (two all-reduces per layer per step): a group of `n` GPUs pays `log2(n)` times
+/// it, as a recursive-doubling or tree all-reduce takes `log2(n)` rounds. The previous
+/// fit's 65 µs, one figure for groups of two, four and eight on serving.csv's
+/// tensor-parallel rows, is kept at four GPUs: 32.5 µs for two, 97.5 µs for eight; chosen
+/// over the flat 65 µs and 20 µs per doubling on the hold-outs
+/// (docs/calibration-serving.md).
+pub const SERVING_ALL_REDUCE_LATENCY: f64 = 32.5e-6;
 /// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out rows
 /// (serving.csv with one GPU family left out of the fit, and GPUStack's pages, never
 /// fitted; docs/calibration-serving.md): the ranges printed beside output throughput, time
 /// per output token (and decode speed), a prompt's own prefill (prefill speed, time to first
 /// token) and the wait beyond it behind other requests (`QUEUE_RANGE`, as a speed).
-pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.35);
-pub const TPOT_RANGE: (f64, f64) = (0.58, 1.58);
+pub const THROUGHPUT_RANGE: (f64, f64) = (0.65, 1.39);
+pub const TPOT_RANGE: (f64, f64) = (0.59, 1.58);
 pub const TTFT_RANGE: (f64, f64) = (0.83, 1.20);
-pub const QUEUE_RANGE: (f64, f64) = (0.23, 1.33);
+pub const QUEUE_RANGE: (f64, f64) = (0.25, 1.33);
 
 /// What the serving model reads beyond [`SpeedInputs`].
 #[derive(Clone, Copy, Debug)]
@@ -604,8 +609,8 @@ pub const NODE_ALL_REDUCE_LATENCY: f64 = 25e-6;
 /// (NCCL send/recv of a small message, kernel launch included); assumed, not fitted.
 pub const PIPELINE_SEND_LATENCY: f64 = 20e-6;
 /// Latency of one expert-parallel all-to-all (dispatch or combine), seconds; assumed:
-/// the fitted tensor-parallel all-reduce latency ([`SERVING_ALL_REDUCE_LATENCY`]).
-pub const ALL_TO_ALL_LATENCY: f64 = SERVING_ALL_REDUCE_LATENCY;
+/// the tensor-parallel all-reduce latency of four GPUs ([`SERVING_ALL_REDUCE_LATENCY`]).
+pub const ALL_TO_ALL_LATENCY: f64 = 2.0 * SERVING_ALL_REDUCE_LATENCY;
 /// Fixed time of one drafter forward pass (one drafted token for the batch), seconds:
 /// a small CUDA graph's replay and the draft sampling; assumed, not fitted (the
 /// speculative rows of the data are on models or attention layouts the catalog lacks).
@@ -693,13 +698,14 @@ fn tensor_parallel_time(
         return 0.0;
     }
     let across = parallel.gpus_per_node.is_some_and(|node| count > node);
+    let rounds = SERVING_ALL_REDUCE_LATENCY * count.log2();
     let (bandwidth, latency) = if across {
         (
             parallel.node_link.min(link),
-            SERVING_ALL_REDUCE_LATENCY + NODE_ALL_REDUCE_LATENCY,
+            rounds + NODE_ALL_REDUCE_LATENCY,
         )
     } else {
-        (link, SERVING_ALL_REDUCE_LATENCY)
+        (link, rounds)
     };
     let all_reduce =
         tokens * hidden * ACTIVATION_BYTES * 2.0 * (count - 1.0) / count / bandwidth + latency;
@@ -915,5 +921,30 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
             Bound::Bandwidth
         },
         step_bytes: decode.bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-token all-reduce is all latency: a group of eight pays three rounds, a group
+    /// of two one, four two (the previous flat fit's 65 µs).
+    #[test]
+    fn all_reduce_latency_grows_with_the_rounds_of_the_group() {
+        let time = |count: f64| {
+            tensor_parallel_time(&Parallel::NONE, count, 1.0, 1.0, 1.0, 1e15, false) / 2.0
+        };
+        assert_eq!(time(1.0), 0.0);
+        assert!((time(2.0) - 32.5e-6).abs() < 1e-9, "{}", time(2.0));
+        assert!((time(4.0) - 65e-6).abs() < 1e-9, "{}", time(4.0));
+        assert!((time(8.0) / time(2.0) - 3.0).abs() < 1e-6);
+        // Across nodes (four GPUs per node) the network round is added.
+        let nodes = Parallel {
+            gpus_per_node: Some(4.0),
+            ..Parallel::NONE
+        };
+        let across = tensor_parallel_time(&nodes, 8.0, 1.0, 1.0, 1.0, 1e15, false) / 2.0;
+        assert!((across - time(8.0) - NODE_ALL_REDUCE_LATENCY).abs() < 1e-9);
     }
 }
