@@ -370,6 +370,15 @@ fn block_scaled_fp8_multiplies_at_the_16_bit_rate() {
         decode(1)
     );
     assert!(decode(2) > 1.6 * decode(0), "{} {}", decode(2), decode(0));
+    // Explain says why.
+    let said = |i: usize| report[i]["assumptions"].to_string();
+    assert!(
+        said(2).contains("fp8_block's matrix multiplies reach 50 % of the GPU's fp8 peak"),
+        "{}",
+        said(2)
+    );
+    assert!(!said(1).contains("matrix multiplies reach"), "{}", said(1));
+    assert!(!said(3).contains("matrix multiplies reach"), "{}", said(3));
 }
 
 #[test]

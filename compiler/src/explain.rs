@@ -172,6 +172,19 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
                     .into()
             });
+            // A format whose matrix multiplies reach only part of its tensor type's peak.
+            if serving
+                && let Some(quant) = entry(DeclKind::Quant, &setup.quant)
+                && let (Some(share), Some(tensor)) =
+                    (quant.number("tensor_efficiency"), quant.symbol("tensor"))
+                && share < 1.0
+            {
+                assumptions.push(format!(
+                    "{}'s matrix multiplies reach {:.0} % of the GPU's {tensor} peak where it runs {tensor} natively (the quant's `tensor_efficiency`; docs/calibration-serving.md)",
+                    setup.quant,
+                    share * 100.0
+                ));
+            }
             assumptions.extend(host_assumptions(setup, breakdown));
             let performance = performance(
                 result
