@@ -171,3 +171,71 @@ fn a_second_objective_is_reported() {
         .expect("the second objective is reported");
     assert_eq!(duplicate["line"], 6);
 }
+
+/// An engine's `archs` bound the GPUs the solver tries: TensorRT-LLM (Ampere and later)
+/// never gets the T4 (Turing) or the V100 (Volta); vLLM (compute capability 7.5 and
+/// later) tries the T4 but not the V100.
+#[test]
+fn the_solver_tries_only_gpus_the_engine_runs_on() {
+    let dir = common::scratch("solve-archs");
+    let path = dir.join("archs.deploy");
+    let one = |name: &str, engine: &str| {
+        format!(
+            "deployment {name} {{\n    model   = llama_3_1_8b\n    quant   = bf16\n    context = 8k\n    engine  = {engine}\n    gpu     = one_of [t4, v100_sxm2_32gb, l4, h100_sxm5]\n}}\n"
+        )
+    };
+    let text = format!(
+        "// Welche Karte? — 哪张卡\n{}{}",
+        one("trt", "tensorrt_llm"),
+        one("v", "vllm")
+    );
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&[
+        "solve",
+        path.to_str().unwrap(),
+        "--top",
+        "5",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let solutions = json(&output);
+    let gpus = |s: &serde_json::Value| -> Vec<String> {
+        ["ranked", "misses"]
+            .iter()
+            .flat_map(|k| s[*k].as_array().cloned().unwrap_or_default())
+            .filter_map(|r| r["assignment"]["gpu"].as_str().map(str::to_string))
+            .collect()
+    };
+    let (trt, v) = (&solutions[0], &solutions[1]);
+    assert_eq!(trt["candidates"], 4);
+    assert_eq!(trt["evaluated"], 2, "{trt}");
+    assert!(
+        gpus(trt).iter().all(|g| g == "l4" || g == "h100_sxm5"),
+        "{trt}"
+    );
+    assert_eq!(v["evaluated"], 3, "{v}");
+    assert!(gpus(v).iter().all(|g| g != "v100_sxm2_32gb"), "{v}");
+    // A GPU named outright is not dropped: `check` warns instead.
+    let fixed = dir.join("fixed.deploy");
+    std::fs::write(
+        &fixed,
+        "// ünd\ndeployment old {\n    model  = llama_3_1_8b\n    quant  = bf16\n    engine = vllm\n    gpu    = v100_sxm2_32gb\n}\n",
+    )
+    .unwrap();
+    let report = json(&deployfit(&[
+        "check",
+        fixed.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::fit::engine_gpu_unsupported")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(d["severity"], "warning", "{d}");
+    assert!(d["message"].as_str().unwrap().contains("(volta)"), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("turing"), "{d}");
+}

@@ -142,6 +142,8 @@ codes! {
         "built-in rule: the context is longer than the model's window";
     FitQuantEngineMismatch = "deploy::fit::quant_engine_mismatch",
         "built-in rule: the weight format does not run on the engine";
+    FitEngineGpuUnsupported = "deploy::fit::engine_gpu_unsupported",
+        "built-in rule (warning): the engine is not documented to run on the GPU's architecture";
     FitKvHeadsReplicated = "deploy::fit::kv_heads_replicated",
         "built-in rule (info): the KV cache cannot be split evenly over the GPUs, so parts are replicated";
     FitLowBitQuant = "deploy::fit::low_bit_quant",

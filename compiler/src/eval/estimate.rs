@@ -978,6 +978,7 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
     let mode = inputs.support();
     figures.quant_support = Ok(mode.describe().to_string());
     figures.kv_runs_on_engine = Ok(inputs.kv.runs_on_engine(inputs.engine_name, inputs.engine));
+    figures.engine_runs_on_gpu = Ok(engine_runs_on_gpu(inputs.engine, inputs.gpu, inputs.arch));
     figures.quant_runs_on_gpu = Ok(mode != Support::Unsupported);
     figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast));
     figures.quant_support_note = Ok(support::note(
@@ -1819,6 +1820,36 @@ fn serving_inputs(
     }
 }
 
+/// Whether the engine's architecture list `field` names the GPU's architecture (or one it
+/// extends); `None` when the engine writes no such list or the GPU names no `arch`.
+fn arch_listed(
+    engine: &Entry<'_>,
+    field: &str,
+    gpu: &Entry<'_>,
+    arch: Option<&Entry<'_>>,
+) -> Option<bool> {
+    let Some(Value::Ref(_, arch_name)) = gpu.fields.get("arch") else {
+        return None;
+    };
+    let Some(Value::List(archs)) = engine.fields.get(field) else {
+        return None;
+    };
+    Some(archs.iter().any(|a| match a {
+        Value::Ref(_, name) => {
+            name == arch_name
+                || arch.is_some_and(|arch| arch.ancestor_names.iter().any(|n| n == name))
+        }
+        _ => false,
+    }))
+}
+
+/// Whether the engine is documented to run on the GPU: its `archs` list the GPU's
+/// architecture (or one it extends). An engine without `archs` (llama.cpp, the generic
+/// engine) and a GPU without `arch` pass.
+pub fn engine_runs_on_gpu(engine: &Entry<'_>, gpu: &Entry<'_>, arch: Option<&Entry<'_>>) -> bool {
+    arch_listed(engine, "archs", gpu, arch).unwrap_or(true)
+}
+
 /// Whether the engine takes its large-GPU defaults (vLLM's `max_num_batched_tokens` 8192
 /// and `max_num_seqs` 1024) on this GPU: its memory is at least `batched_tokens_memory` and
 /// its architecture is not in `batched_tokens_except` (vLLM keeps the small defaults on the
@@ -1826,22 +1857,8 @@ fn serving_inputs(
 /// large defaults: the larger sampler pass, the conservative side.
 fn large_gpu_defaults(inputs: &Inputs<'_, '_>) -> bool {
     let engine = inputs.engine;
-    let arch_name = match inputs.gpu.fields.get("arch") {
-        Some(Value::Ref(_, name)) => Some(name.as_str()),
-        _ => None,
-    };
-    let excepted = match (engine.fields.get("batched_tokens_except"), arch_name) {
-        (Some(Value::List(archs)), Some(arch_name)) => archs.iter().any(|a| match a {
-            Value::Ref(_, name) => {
-                name == arch_name
-                    || inputs
-                        .arch
-                        .is_some_and(|arch| arch.ancestor_names.iter().any(|n| n == name))
-            }
-            _ => false,
-        }),
-        _ => false,
-    };
+    let excepted =
+        arch_listed(engine, "batched_tokens_except", inputs.gpu, inputs.arch).unwrap_or(false);
     match (
         inputs.gpu.number("memory"),
         engine.number("batched_tokens_memory"),

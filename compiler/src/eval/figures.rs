@@ -234,6 +234,7 @@ figures! {
     kv_heads_replicated: bool, FieldTy::Predicate, &["model", "count"], "the KV cache cannot be split evenly over the GPUs (MLA, or KV heads not divisible by count): parts of it are held by several GPUs";
     quant_runs_on_engine: bool, FieldTy::Predicate, &["quant", "engine"], "the engine runs the weight format";
     kv_runs_on_engine: bool, FieldTy::Predicate, &["kv_cache", "engine"], "the engine stores a KV cache of this type";
+    engine_runs_on_gpu: bool, FieldTy::Predicate, &["engine", "gpu"], "the engine is documented to run on the GPU's architecture (its `archs`; an engine without `archs` runs on every GPU)";
     quant_support: String, FieldTy::Str, &["quant", "gpu", "engine"], "how the engine runs the weight format on the GPU: `native`, `weight-only`, `upcast` or `unsupported` (the quant's `tensor` type against the GPU's `arch`)";
     quant_runs_on_gpu: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the engine can run the weight format on the GPU (natively, weight-only or upcast)";
     quant_emulated: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the GPU lacks tensor cores for the weight format: the engine runs it weight-only or upcast to 16 bit";

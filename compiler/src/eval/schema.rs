@@ -799,6 +799,11 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::Share),
     f(
+        "archs",
+        FieldTy::RefList(DeclKind::Arch),
+        "GPU architectures the engine is documented to run on (absent: every GPU); a GPU of another architecture gets deploy::fit::engine_gpu_unsupported and is no solver candidate",
+    ),
+    f(
         "batched_tokens_except",
         FieldTy::RefList(DeclKind::Arch),
         "architectures that keep the small-GPU defaults (`batched_tokens_small`, `profile_seqs_small`) whatever their memory (vLLM: the A100's sm_80)",

@@ -384,7 +384,19 @@ pub(crate) fn search<'db>(
             }
             _ => true,
         };
-        on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache") && {
+        // A GPU the engine is not documented to run on (its `archs`) is no candidate.
+        let on_gpu = match (engine_entry, value_of(combination, "gpu")) {
+            (Some(engine_entry), Some(Value::Ref(_, gpu))) => entry_of(DeclKind::Gpu, &gpu)
+                .is_none_or(|gpu_entry| {
+                    let arch = match gpu_entry.fields.get("arch") {
+                        Some(Value::Ref(_, arch)) => entry_of(DeclKind::Arch, arch),
+                        _ => None,
+                    };
+                    crate::eval::estimate::engine_runs_on_gpu(engine_entry, gpu_entry, arch)
+                }),
+            _ => true,
+        };
+        on_gpu && on_engine(DeclKind::Quant, "quant") && on_engine(DeclKind::Kv, "kv_cache") && {
             // An offer is a candidate only with the GPU it carries and its own provider
             // and region.
             match value_of(combination, "offer") {
