@@ -252,12 +252,13 @@ deployment d {
     );
     // The ancestor's 4.85 is not used in its place, and nothing prints a negative size.
     let figures = report["deployments"][0]["figures"].as_object().unwrap();
-    // Only the figures that need no sizes: which engine and GPU run the format.
+    // Only the figures that need no sizes: which engine and GPU run the format, and
+    // whether the engine runs on the GPU.
     let names: Vec<&String> = figures.keys().collect();
     assert!(
-        names
-            .iter()
-            .all(|n| n.starts_with("quant_") || n.starts_with("kv_runs")),
+        names.iter().all(|n| n.starts_with("quant_")
+            || n.starts_with("kv_runs")
+            || *n == "engine_runs_on_gpu"),
         "{report}"
     );
     assert!(

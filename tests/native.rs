@@ -74,9 +74,9 @@ gpu older_card { name = \"Plus ancienne\"; vendor = nvidia; arch = no_kernels; m
 gpu new_card { name = \"Nouvelle\"; vendor = nvidia; arch = with_fp8; memory = 48 GiB; bandwidth = 700 GB/s; bf16 = 150 TFLOPS; fp8 = 300 TFLOPS; family = workstation; price = $0.90/h }
 gpu no_arch_card { name = \"Inconnue\"; vendor = nvidia; memory = 48 GiB; bandwidth = 700 GB/s; bf16 = 150 TFLOPS; family = workstation }
 gpu copy_of_old extends old_card { name = \"Copie — é\" }
-engine wo extends vllm { fallback = weight_only }
-engine up extends vllm { fallback = upcast }
-engine strict extends vllm { fallback = none }
+engine wo extends vllm { fallback = weight_only; archs = [no_fp8, no_kernels, with_fp8] }
+engine up extends vllm { fallback = upcast; archs = [no_fp8, no_kernels, with_fp8] }
+engine strict extends vllm { fallback = none; archs = [no_fp8, no_kernels, with_fp8] }
 
 deployment on_old { model = qwen3_8b; quant = f8; engine = wo; gpu = old_card; context = 8k }
 deployment on_copy { model = qwen3_8b; quant = f8; engine = wo; gpu = copy_of_old; context = 8k }

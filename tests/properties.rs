@@ -126,6 +126,7 @@ setter!(
         kv_heads_replicated,
         quant_runs_on_engine,
         kv_runs_on_engine,
+        engine_runs_on_gpu,
         quant_runs_on_gpu,
         quant_emulated,
         offloaded,
