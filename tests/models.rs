@@ -352,10 +352,10 @@ fn the_model_card_and_the_list_answer_in_json() {
     let glm = json(&deployfit(&["model", "glm4:9b", "--format", "json"]));
     assert_eq!(glm["params"], 9_400_279_040_i64);
     assert!(glm["source"].as_str().unwrap().contains("catalog"), "{glm}");
-    // An MoE row without expert counts says what is missing.
+    // An MoE row whose shape has no published expert layout says what is missing.
     let moe = json(&deployfit(&[
         "model",
-        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "baidu/ERNIE-4.5-21B-A3B-Thinking",
         "--format",
         "json",
     ]));
@@ -538,15 +538,16 @@ deployment b {
     assert_eq!(check.status.code(), Some(0), "{once}");
 }
 
-/// A registry MLA row has no latent sizes: the weights are still given, the KV cache
-/// (and what needs it) says what is missing, and a warning says how to supply it.
+/// A registry MLA row whose shape has no published layout has no latent sizes: the weights
+/// are still given, the KV cache (and what needs it) says what is missing, and a warning
+/// says how to supply it.
 #[test]
 fn an_incomplete_registry_model_still_gives_its_weights() {
     let dir = scratch("models_incomplete");
     write(
         &dir,
         "k.deploy",
-        "deployment kimi {\n    model = \"moonshotai/Kimi-K2-Instruct\"\n    quant = fp8\n    gpu   = h200_sxm\n    count = 8\n}\n",
+        "deployment kimi {\n    model = \"deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct\"\n    quant = fp8\n    gpu   = h200_sxm\n}\n",
     );
     let report = check_json(&dir, "k.deploy");
     let codes = codes(&report);
@@ -571,5 +572,78 @@ fn an_incomplete_registry_model_still_gives_its_weights() {
             .as_str()
             .unwrap()
             .contains("kv_lora_rank")
+    );
+}
+
+/// A registry MoE row whose shape (architecture, layers, hidden, expert FFN, vocabulary) is
+/// in registry/data/moe_shapes.csv takes that expert layout: experts, experts per token,
+/// active parameters, and the MLA latent or sliding-window layout; its speed is then the
+/// curated model's, not a dense model's.
+#[test]
+fn a_registry_moe_row_takes_its_expert_layout() {
+    // Qwen3-Coder-30B-A3B has Qwen3-30B-A3B's shape: 128 experts, 8 per token, 48 layers.
+    let coder = json(&deployfit(&[
+        "model",
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(coder["experts"], 128, "{coder}");
+    assert_eq!(coder["experts_active"], 8, "{coder}");
+    // The active count is Qwen3-30B-A3B's, as the curated catalog has it.
+    assert_eq!(coder["active_params"], 3_353_032_704_i64, "{coder}");
+    assert!(coder["incomplete"].is_null(), "{coder}");
+    assert!(
+        coder["source"]
+            .as_str()
+            .unwrap()
+            .contains("8 of 128 experts per token in 48 of 48 layers"),
+        "{coder}"
+    );
+    // Kimi K2: MLA latent sizes and 384 experts come with the layout.
+    let kimi = json(&deployfit(&[
+        "model",
+        "moonshotai/Kimi-K2-Instruct",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(kimi["attention"], "mla", "{kimi}");
+    assert_eq!(kimi["kv_lora_rank"], 512, "{kimi}");
+    assert_eq!(kimi["experts"], 384, "{kimi}");
+    assert!(kimi["incomplete"].is_null(), "{kimi}");
+
+    // Through explain: the registry row decodes as fast as the curated Qwen3-30B-A3B (same
+    // layout), several times a dense 30B.
+    let dir = scratch("models_moe_layout");
+    let deployment = |name: &str, model: &str| {
+        format!(
+            "deployment {name} {{\n    model = {model}\n    quant = bf16\n    engine = vllm\n    gpu = h100_sxm5\n    seqs = 1\n    context = 4k\n}}\n"
+        )
+    };
+    write(
+        &dir,
+        "m.deploy",
+        &[
+            deployment("registry", "\"Qwen/Qwen3-Coder-30B-A3B-Instruct\""),
+            deployment("curated", "qwen3_30b_a3b"),
+            deployment("dense", "qwen2_5_32b"),
+        ]
+        .concat(),
+    );
+    let out = deployfit_in(&dir, &["explain", "m.deploy", "--format", "json"]);
+    let explained = json(&out);
+    let decode = |name: &str| {
+        explanation(&explained, name)["decode_tps"]
+            .as_f64()
+            .unwrap()
+    };
+    let (registry, curated, dense) = (decode("registry"), decode("curated"), decode("dense"));
+    assert!(
+        (registry / curated - 1.0).abs() < 0.03,
+        "registry {registry} against curated {curated}"
+    );
+    assert!(
+        registry > 3.0 * dense,
+        "registry {registry} against dense {dense}"
     );
 }

@@ -49,6 +49,11 @@ const MODELS: &[(&str, &str)] = &[
     // (registry/data/hf_models.csv) by id.
     ("qwen3.5-4b", "\"Qwen/Qwen3.5-4B\""),
     ("glm-5.2", "\"zai-org/GLM-5.2\""),
+    // GPUStack's MoE models outside the catalog, from the registry by id (their expert
+    // layouts from registry/data/moe_shapes.csv).
+    ("glm-4.5-air", "\"zai-org/GLM-4.5-Air\""),
+    ("glm-4.6", "\"zai-org/GLM-4.6\""),
+    ("deepseek-v3.2", "\"deepseek-ai/DeepSeek-V3.2\""),
 ];
 
 /// GPU text → catalog GPU; an A100 whose variant is not stated is the SXM part.
@@ -1268,13 +1273,12 @@ fn gpustack_cases() -> (Vec<(Case, bool)>, BTreeMap<String, usize>) {
             if !name.starts_with(page.trim_end_matches(".x")) {
                 return Err("the command names another model than its page".into());
             }
-            let model = first(MODELS, name)
-                .filter(|m| !m.starts_with('"'))
-                .ok_or_else(|| "model not in the catalog".to_string())?;
+            let model =
+                first(MODELS, name).ok_or_else(|| "model not in the catalog".to_string())?;
             let quant = if name.contains("gpt-oss") {
                 "mxfp4"
-            } else if name.contains("fp8") || name.contains("deepseek-r1") {
-                // Qwen's own -FP8 checkpoints and DeepSeek-R1 scale 128 × 128 blocks.
+            } else if name.contains("fp8") || name.contains("deepseek") {
+                // Qwen's own -FP8 checkpoints and DeepSeek-R1/V3.2 scale 128 × 128 blocks.
                 "fp8_block"
             } else {
                 "bf16"
@@ -1455,32 +1459,43 @@ fn gpustack_measurements() {
     let evaluated = all.iter().filter(|(_, copied)| !copied).count();
     let skipped_count: usize = skipped.values().sum();
     assert_eq!(gpustack_rows().len(), 398);
-    assert_eq!((evaluated, all.len() - evaluated), (611, 37));
-    assert_eq!(skipped_count, 236, "{skipped:?}");
+    assert_eq!((evaluated, all.len() - evaluated), (863, 37));
+    assert_eq!(skipped_count, 173, "{skipped:?}");
     assert_eq!(skipped["the command names another model than its page"], 3);
-    assert_eq!(skipped["model not in the catalog"], 63);
+    assert!(
+        !skipped.contains_key("model not in the catalog"),
+        "{skipped:?}"
+    );
+    // GLM-4.5-Air, GLM-4.6 and DeepSeek-V3.2 come from the registry with their expert
+    // layouts: 252 figures.
+    let registry = all
+        .iter()
+        .filter(|(c, copied)| !copied && c.model.starts_with('"'))
+        .count();
+    assert_eq!(registry, 252);
 
     // Regression bounds, just past what the shipped constants met on rows never fitted:
-    // throughput median 22.8 %, time per output token 24.1 % (means) and 21.6 % (medians),
-    // queued first token 29.1 %; inside the printed ranges 79.2 %, 80.1 %, 83.0 %, 76.8 %,
-    // all 79.7 %.
+    // throughput median 24.4 %, time per output token 26.8 % (means) and 24.1 % (medians),
+    // queued first token 33.7 %; inside the printed ranges 69.8 %, 76.2 %, 78.8 %, 78.0 %,
+    // all 75.7 %. (On the 611 figures of catalog models alone: 22.8, 24.1, 21.6, 29.1 %;
+    // 79.7 % inside.)
     let get = |key: &str| summary[key];
     let (_, throughput, throughput_in) = get("throughput");
-    assert!(throughput <= 24.5, "throughput median {throughput:.1} %");
+    assert!(throughput <= 26.0, "throughput median {throughput:.1} %");
     assert!(
-        throughput_in >= 76.0,
+        throughput_in >= 67.0,
         "throughput inside {throughput_in:.1} %"
     );
     let (_, tpot, tpot_in) = get("tpot mean");
-    assert!(tpot <= 26.0, "mean TPOT median error {tpot:.1} %");
-    assert!(tpot_in >= 79.0, "mean TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 28.5, "mean TPOT median error {tpot:.1} %");
+    assert!(tpot_in >= 74.0, "mean TPOT inside {tpot_in:.1} %");
     let (_, tpot, tpot_in) = get("tpot median");
-    assert!(tpot <= 23.5, "median TPOT median error {tpot:.1} %");
-    assert!(tpot_in >= 81.0, "median TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 26.0, "median TPOT median error {tpot:.1} %");
+    assert!(tpot_in >= 76.5, "median TPOT inside {tpot_in:.1} %");
     let (_, queued, queued_in) = get("ttft_load");
-    assert!(queued <= 31.0, "queued TTFT median {queued:.1} %");
-    assert!(queued_in >= 75.0, "queued TTFT inside {queued_in:.1} %");
+    assert!(queued <= 35.5, "queued TTFT median {queued:.1} %");
+    assert!(queued_in >= 75.5, "queued TTFT inside {queued_in:.1} %");
     let (_, all_median, all_in) = get("all");
-    assert!(all_median <= 26.5, "all rows median {all_median:.1} %");
-    assert!(all_in >= 78.0, "all rows inside {all_in:.1} %");
+    assert!(all_median <= 29.0, "all rows median {all_median:.1} %");
+    assert!(all_in >= 73.5, "all rows inside {all_in:.1} %");
 }

@@ -196,9 +196,19 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     if !written.contains('/') {
         f.text("ollama", written);
     }
-    f.number("params", r.params);
-    if !r.is_moe() {
-        f.number("active_params", r.params);
+    let shape = r.moe_shape();
+    let moe = r.moe_params();
+    match moe {
+        Some(p) => {
+            f.number("params", Some(p.total));
+            f.number("active_params", Some(p.active));
+        }
+        None => {
+            f.number("params", r.params);
+            if !r.is_moe() {
+                f.number("active_params", r.params);
+            }
+        }
     }
     f.number("layers", r.layers.map(u64::from));
     f.number("hidden", r.hidden.map(u64::from));
@@ -211,11 +221,25 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     }
     f.number("vocab", r.vocab.map(u64::from));
     f.number("max_context", r.context_length);
+    let window = shape.and_then(|s| s.window.zip(s.local_layers));
     match attention {
+        _ if window.is_some() => f.raw("attention", "hybrid"),
         registry::Attention::Gqa => f.raw("attention", "gqa"),
         registry::Attention::Mha => f.raw("attention", "mha"),
         registry::Attention::Mla => f.raw("attention", "mla"),
         registry::Attention::Unknown => {}
+    }
+    if let Some((window, local)) = window {
+        f.number("window", Some(u64::from(window)));
+        f.number("local_layers", Some(u64::from(local)));
+    }
+    if let Some(s) = shape.filter(|_| moe.is_some()) {
+        f.number("kv_lora_rank", s.kv_lora_rank.map(u64::from));
+        if let Some(rope) = s.qk_rope_dim {
+            f.raw("qk_rope_dim", &rope.to_string());
+        }
+        f.number("experts", Some(u64::from(s.experts)));
+        f.number("experts_active", Some(u64::from(s.experts_active)));
     }
     if let Some(quant) = resolved.format.as_ref().and_then(|q| q.stdlib_quant()) {
         f.raw("default_quant", quant);
@@ -225,6 +249,26 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         let _ = write!(source, "{step}; ");
     }
     let _ = write!(source, "architecture from {REGISTRY_SOURCE}, row {}", r.id);
+    if let (Some(s), Some(p)) = (shape, moe) {
+        let _ = write!(
+            source,
+            "; expert layout ({} of {} experts per token in {} of {} layers) that of {}, read from {}{}",
+            s.experts_active,
+            s.experts,
+            s.moe_layers,
+            s.layers,
+            s.reference,
+            s.source,
+            if p.total_from_reference {
+                format!(
+                    ", total parameters {}'s (the row's own count is not the model's)",
+                    s.reference
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some(format) = &resolved.format {
         let _ = write!(source, "; weights in {format}");
     }

@@ -342,6 +342,155 @@ pub fn parse_csv(text: &str) -> Result<Parsed, String> {
     Ok(Parsed { rows, skipped })
 }
 
+/// `data/moe_shapes.csv`'s header.
+pub const SHAPE_HEADER: [&str; 16] = [
+    "architecture",
+    "layers",
+    "hidden",
+    "expert_intermediate",
+    "vocab",
+    "experts",
+    "experts_active",
+    "moe_layers",
+    "params",
+    "active_params",
+    "kv_lora_rank",
+    "qk_rope_dim",
+    "window",
+    "local_layers",
+    "reference",
+    "source",
+];
+
+/// Most rows `data/moe_shapes.csv` may hold (the shape index of a record is a `u16`).
+pub const MAX_SHAPES: usize = 4096;
+
+/// One row of `data/moe_shapes.csv`: the expert layout of a mixture-of-experts architecture,
+/// keyed by the shape a registry row carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub architecture: String,
+    pub layers: u32,
+    pub hidden: u32,
+    pub expert_intermediate: u32,
+    pub vocab: u32,
+    pub experts: u32,
+    pub experts_active: u32,
+    pub moe_layers: u32,
+    pub params: u64,
+    pub active_params: u64,
+    pub kv_lora_rank: Option<u32>,
+    pub qk_rope_dim: Option<u32>,
+    pub window: Option<u32>,
+    pub local_layers: Option<u32>,
+    pub reference: String,
+    pub source: String,
+}
+
+/// Parses `data/moe_shapes.csv`. Unlike the bulk table, every row is curated: any malformed
+/// row, or a layout that cannot be (more active experts than experts, more sparse or local
+/// layers than layers), fails the build.
+pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
+    let mut lines = text.lines();
+    let header = lines.next().ok_or("empty CSV")?;
+    if split_csv_line(header.trim_end_matches('\r')).unwrap_or_default() != SHAPE_HEADER {
+        return Err(format!(
+            "unexpected header {header:?}; expected {}",
+            SHAPE_HEADER.join(",")
+        ));
+    }
+    let mut shapes = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |what: &str| format!("line {}: {what}", i + 2);
+        if shapes.len() >= MAX_SHAPES {
+            return Err(bad("too many rows"));
+        }
+        let f = split_csv_line(line).ok_or_else(|| bad("bad quoting or over-long field"))?;
+        if f.len() != SHAPE_HEADER.len() {
+            return Err(bad("wrong number of fields"));
+        }
+        let need = |k: usize| -> Result<u32, String> {
+            match opt_u32(&f[k]) {
+                Ok(Some(v)) => Ok(v),
+                _ => Err(bad(&format!(
+                    "`{}` must be a positive number",
+                    SHAPE_HEADER[k]
+                ))),
+            }
+        };
+        let maybe = |k: usize| -> Result<Option<u32>, String> {
+            opt_u32(&f[k]).map_err(|()| bad(&format!("`{}` is not a number", SHAPE_HEADER[k])))
+        };
+        let big = |k: usize| -> Result<u64, String> {
+            match opt_u64(&f[k]) {
+                Ok(Some(v)) => Ok(v),
+                _ => Err(bad(&format!(
+                    "`{}` must be a positive number",
+                    SHAPE_HEADER[k]
+                ))),
+            }
+        };
+        let shape = Shape {
+            architecture: f[0].clone(),
+            layers: need(1)?,
+            hidden: need(2)?,
+            expert_intermediate: need(3)?,
+            vocab: need(4)?,
+            experts: need(5)?,
+            experts_active: need(6)?,
+            moe_layers: need(7)?,
+            params: big(8)?,
+            active_params: big(9)?,
+            kv_lora_rank: maybe(10)?,
+            qk_rope_dim: maybe(11)?,
+            window: maybe(12)?,
+            local_layers: maybe(13)?,
+            reference: f[14].clone(),
+            source: f[15].clone(),
+        };
+        if shape.experts_active > shape.experts
+            || shape.active_params >= shape.params
+            || shape.moe_layers > shape.layers
+            || shape.local_layers.is_some_and(|l| l > shape.layers)
+            || shape.window.is_some() != shape.local_layers.is_some()
+            || shape.kv_lora_rank.is_some() != shape.qk_rope_dim.is_some()
+            || shape.architecture.is_empty()
+            || !shape.source.starts_with("https://")
+        {
+            return Err(bad("inconsistent layout or missing source"));
+        }
+        shapes.push(shape);
+    }
+    Ok(shapes)
+}
+
+/// The index of the shape a MoE row has: same architecture, layers, hidden size, expert FFN
+/// size and vocabulary; among several, the one whose parameter count is nearest the row's.
+/// Dense rows have none.
+pub fn shape_of(row: &Row, moe: bool, shapes: &[Shape]) -> Option<u16> {
+    if !moe {
+        return None;
+    }
+    let same = |s: &Shape| {
+        row.architecture == s.architecture
+            && row.layers == Some(s.layers)
+            && row.hidden == Some(s.hidden)
+            && row.intermediate_col == Some(s.expert_intermediate)
+            && row.vocab == Some(s.vocab)
+    };
+    let distance = |s: &Shape| row.params.map_or(0, |p| p.abs_diff(s.params));
+    shapes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| same(s))
+        .min_by_key(|(_, s)| distance(s))
+        .and_then(|(i, _)| u16::try_from(i).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

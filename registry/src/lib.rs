@@ -51,6 +51,59 @@ pub struct Record {
     /// `text-generation` or `image-text-to-text`.
     pub pipeline: &'static str,
     moe: bool,
+    /// Index into [`moe_shapes`] (`data/moe_shapes.csv`) of this MoE row's expert layout.
+    shape: Option<u16>,
+}
+
+/// The expert layout of a mixture-of-experts architecture, from a published config.json
+/// (`data/moe_shapes.csv`; `scripts/moe_shapes.py` writes it). A registry row has it when its
+/// architecture, layers, hidden size, expert FFN size and vocabulary are this shape's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeShape {
+    /// config.json `model_type`, as the registry spells it.
+    pub architecture: &'static str,
+    pub layers: u32,
+    pub hidden: u32,
+    /// One routed expert's FFN size (`moe_intermediate_size`).
+    pub expert_intermediate: u32,
+    pub vocab: u32,
+    /// Routed experts per MoE layer.
+    pub experts: u32,
+    /// Routed experts each token picks.
+    pub experts_active: u32,
+    /// Layers with routed experts (the rest are dense).
+    pub moe_layers: u32,
+    /// The reference model's parameter count (its registry row).
+    pub params: u64,
+    /// The parameters one token reads in the reference model's main network (embeddings and
+    /// output layer, attention, dense MLPs, router, shared experts and the experts it picks;
+    /// multi-token-prediction layers left out), from its config.json.
+    pub active_params: u64,
+    /// Multi-head latent attention: the latent KV rank and the decoupled RoPE key size.
+    pub kv_lora_rank: Option<u32>,
+    pub qk_rope_dim: Option<u32>,
+    /// Sliding-window layers: the window and how many layers use it.
+    pub window: Option<u32>,
+    pub local_layers: Option<u32>,
+    /// The Hugging Face id whose config.json this is.
+    pub reference: &'static str,
+    /// Where the layout was read (a URL pinned to a commit).
+    pub source: &'static str,
+}
+
+/// All MoE layouts the registry knows.
+pub fn moe_shapes() -> &'static [MoeShape] {
+    &MOE_SHAPES
+}
+
+/// Total and active parameters of a MoE record (see [`Record::moe_params`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeParams {
+    pub total: u64,
+    pub active: u64,
+    /// The total is the reference model's: the row's own count is more than 20 % away from
+    /// it (a quantized re-upload counting packed tensors) or absent.
+    pub total_from_reference: bool,
 }
 
 include!(concat!(env!("OUT_DIR"), "/registry_data.rs"));
@@ -162,9 +215,33 @@ impl Record {
         self.moe
     }
 
+    /// The expert layout, when this MoE row's shape is in `data/moe_shapes.csv`.
+    pub fn moe_shape(&self) -> Option<&'static MoeShape> {
+        self.shape.and_then(|i| MOE_SHAPES.get(usize::from(i)))
+    }
+
+    /// Total and active parameters from the expert layout: the active count is the
+    /// reference model's (a fine-tune or re-upload of one architecture reads the same
+    /// weights per token). The total is the row's own count when it is within 20 % of the
+    /// reference model's, else the reference's (quantized re-uploads often count packed
+    /// tensors). None without a layout.
+    pub fn moe_params(&self) -> Option<MoeParams> {
+        let shape = self.moe_shape()?;
+        let own = self.params.filter(|&p| {
+            let (p, r) = (p as f64, shape.params as f64);
+            (p - r).abs() <= 0.2 * r && p > shape.active_params as f64
+        });
+        Some(MoeParams {
+            total: own.unwrap_or(shape.params),
+            active: shape.active_params,
+            total_from_reference: own.is_none(),
+        })
+    }
+
     /// The attention layout: MLA from the architecture, otherwise from heads vs kv_heads.
     pub fn attention(&self) -> Attention {
-        if MLA_ARCHITECTURES.contains(&self.architecture) {
+        let latent = self.moe_shape().is_some_and(|s| s.kv_lora_rank.is_some());
+        if latent || MLA_ARCHITECTURES.contains(&self.architecture) {
             return Attention::Mla;
         }
         match (self.heads, self.kv_heads) {
@@ -177,13 +254,16 @@ impl Record {
     /// The facts this record lacks for a full memory estimate, each with how to supply it.
     pub fn missing(&self) -> Vec<Missing> {
         let mut v = Vec::new();
-        if self.is_moe() {
+        let shape = self.moe_shape();
+        if self.is_moe() && self.moe_params().is_none() {
             v.push(Missing::MoeExpertCounts);
         }
-        if self.attention() == Attention::Mla {
+        if self.attention() == Attention::Mla && shape.and_then(|s| s.kv_lora_rank).is_none() {
             v.push(Missing::MlaLatent);
         }
-        if SLIDING_WINDOW_ARCHITECTURES.contains(&self.architecture) {
+        if SLIDING_WINDOW_ARCHITECTURES.contains(&self.architecture)
+            && shape.and_then(|s| s.window).is_none()
+        {
             v.push(Missing::SlidingWindowLayout);
         }
         v

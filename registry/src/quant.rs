@@ -54,15 +54,18 @@ pub enum WeightFormat {
 }
 
 impl WeightFormat {
-    /// The stdlib quant name (fp16 bf16 fp8 fp8_block Q8_0 Q6_K Q5_K_M Q5_K_S Q4_K_M Q4_0 Q3_K_M Q2_K
-    /// IQ4_XS awq_int4 gptq_int4), when this format is one of them. None for formats the stdlib
-    /// does not model (MLX, MXFP4, NVFP4, bitsandbytes, compressed-tensors, GGUF of unknown type).
+    /// The stdlib quant name (fp16 bf16 fp8 fp8_block mxfp4 nvfp4 Q8_0 Q6_K Q5_K_M Q5_K_S Q4_K_M
+    /// Q4_0 Q3_K_M Q2_K IQ4_XS awq_int4 gptq_int4), when this format is one of them. None for
+    /// formats the stdlib does not model (MLX, bitsandbytes, compressed-tensors, GGUF of unknown
+    /// type).
     pub fn stdlib_quant(&self) -> Option<&'static str> {
         Some(match self {
             WeightFormat::Bf16 => "bf16",
             WeightFormat::Fp16 => "fp16",
             WeightFormat::Fp8 => "fp8",
             WeightFormat::Fp8Block => "fp8_block",
+            WeightFormat::Mxfp4 => "mxfp4",
+            WeightFormat::Nvfp4 => "nvfp4",
             WeightFormat::Awq { bits: 4 } => "awq_int4",
             WeightFormat::Gptq { bits: 4 } => "gptq_int4",
             WeightFormat::Gguf(Some(q)) => match q.to_ascii_uppercase().as_str() {
@@ -474,7 +477,9 @@ mod tests {
         assert_eq!(WeightFormat::Gguf(None).stdlib_quant(), None);
         assert_eq!(WeightFormat::Gptq { bits: 8 }.stdlib_quant(), None);
         assert_eq!(WeightFormat::Bf16.stdlib_quant(), Some("bf16"));
-        assert_eq!(WeightFormat::Mxfp4.stdlib_quant(), None);
+        assert_eq!(WeightFormat::Mxfp4.stdlib_quant(), Some("mxfp4"));
+        assert_eq!(WeightFormat::Nvfp4.stdlib_quant(), Some("nvfp4"));
+        assert_eq!(WeightFormat::Mlx4bit.stdlib_quant(), None);
         assert!(!WeightFormat::Fp16.is_quantized() && WeightFormat::Fp8.is_quantized());
     }
 }

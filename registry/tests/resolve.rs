@@ -1,8 +1,8 @@
 //! Resolution tests against the shipped registry data (data/hf_models.csv).
 
 use deployfit_registry::{
-    Attention, Missing, Step, WeightFormat, closest, get, len, ollama_tags, records, resolve,
-    search, skipped_rows,
+    Attention, Missing, Record, Step, WeightFormat, closest, get, len, ollama_tags, records,
+    resolve, search, skipped_rows,
 };
 
 /// The ids of data/hf_models.csv, read independently of build.rs (first column; the file's ids
@@ -421,19 +421,45 @@ fn moe_mla_and_dense_fields() {
         (moe.intermediate, moe.expert_intermediate),
         (None, Some(768))
     );
-    assert_eq!(moe.missing(), vec![Missing::MoeExpertCounts]);
+    // Its expert layout comes from data/moe_shapes.csv: nothing is missing, and the active
+    // parameters are the curated figure (30,532,122,624 − 120 × 3 × 2048 × 768 × 48).
+    assert_eq!(moe.missing(), vec![]);
+    let shape = moe.moe_shape().expect("Qwen3-30B-A3B's layout");
+    assert_eq!(
+        (shape.experts, shape.experts_active, shape.moe_layers),
+        (128, 8, 48)
+    );
+    let p = moe.moe_params().expect("params");
+    assert_eq!((p.total, p.active), (30_532_122_624, 3_353_032_704));
+    assert_eq!(p.active, shape.active_params);
+    assert!(!p.total_from_reference);
+    // A MoE shape with no published layout stays incomplete.
+    let ernie = get("baidu/ERNIE-4.5-21B-A3B-Thinking").expect("row");
+    assert!(ernie.is_moe() && ernie.moe_shape().is_none());
+    assert_eq!(ernie.missing(), vec![Missing::MoeExpertCounts]);
 
     // MoE from the name only (architecture gemma4 is shared with dense Gemma 4 models).
     let g = get("google/gemma-4-26B-A4B-it").expect("row");
     assert!(g.is_moe());
     assert!(!get("google/gemma-4-31B-it").expect("row").is_moe());
 
-    let ds = get("deepseek-ai/DeepSeek-V3").expect("row");
+    let ds = get("deepseek-ai/DeepSeek-V2-Lite").expect("row");
     assert_eq!(ds.attention(), Attention::Mla);
     assert_eq!(
         ds.missing(),
         vec![Missing::MoeExpertCounts, Missing::MlaLatent]
     );
+    // DeepSeek-V3's layout holds its latent sizes; GLM-5's turns its heads into MLA.
+    let v3 = get("deepseek-ai/DeepSeek-V3").expect("row");
+    assert_eq!(v3.missing(), vec![]);
+    assert_eq!(v3.moe_shape().and_then(|s| s.kv_lora_rank), Some(512));
+    let glm5 = get("zai-org/GLM-5").expect("row");
+    assert_eq!(glm5.attention(), Attention::Mla);
+    // gpt-oss: the sliding-window layout comes with it.
+    let oss = get("openai/gpt-oss-120b").expect("row");
+    assert_eq!(oss.missing(), vec![]);
+    let shape = oss.moe_shape().unwrap();
+    assert_eq!((shape.window, shape.local_layers), (Some(128), Some(18)));
     assert!(
         Missing::MoeExpertCounts
             .to_string()
@@ -510,4 +536,49 @@ fn lookup_timing() {
         "get (case-insensitive): {ns_get:.0} ns/lookup; resolve (exact ids): {ns_resolve:.0} ns; resolve (aliases): {ns_alias:.0} ns"
     );
     assert!(ns_get < 100_000.0 && ns_alias < 1_000_000.0);
+}
+
+/// Every layout in data/moe_shapes.csv is cited, consistent, and leaves a positive active
+/// count for its reference model; two layouts with one key differ in parameters (the nearer
+/// one is taken).
+#[test]
+fn moe_shapes_are_cited_and_consistent() {
+    let shapes = deployfit_registry::moe_shapes();
+    assert!(shapes.len() >= 20, "{}", shapes.len());
+    for s in shapes {
+        assert!(s.source.starts_with("https://github.com/"), "{s:?}");
+        assert!(
+            s.experts_active < s.experts && s.moe_layers <= s.layers,
+            "{s:?}"
+        );
+        let active = s.active_params;
+        assert!(
+            active > s.params / 100 && active < s.params / 2,
+            "{s:?}: active {active}"
+        );
+    }
+    // Each reference in the registry resolves to its own layout.
+    for s in shapes {
+        let same = |r: &&Record| r.architecture == s.architecture && r.vocab == Some(s.vocab);
+        if let Some(r) = get(s.reference).filter(same) {
+            assert_eq!(r.moe_shape(), Some(s), "{}", s.reference);
+        }
+    }
+    // Stated active sizes (model cards; some leave the embeddings out): GLM-4.5-Air 12B,
+    // GLM-5 40B, Kimi K2 32B, Qwen3.5-397B-A17B, MiniMax-M2 10B, Llama 4 Scout 17B;
+    // gpt-oss-120b and DeepSeek-V3 as the curated catalog (tests/models.rs checks those).
+    let active = |id: &str| get(id).and_then(|r| r.moe_params()).unwrap().active as f64 / 1e9;
+    for (id, low, high) in [
+        ("zai-org/GLM-4.5-Air", 12.0, 13.6),
+        ("zai-org/GLM-5", 40.0, 42.0),
+        ("moonshotai/Kimi-K2-Instruct", 32.0, 34.0),
+        ("Qwen/Qwen3.5-397B-A17B", 17.0, 18.0),
+        ("MiniMaxAI/MiniMax-M2.5", 10.0, 11.5),
+        ("unsloth/Llama-4-Scout-17B-16E-Instruct", 17.0, 18.0),
+        ("deepseek-ai/DeepSeek-V3", 37.0, 38.0),
+        ("openai/gpt-oss-120b", 5.5, 5.8),
+    ] {
+        let a = active(id);
+        assert!((low..high).contains(&a), "{id}: {a}");
+    }
 }
