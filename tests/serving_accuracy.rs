@@ -1120,6 +1120,24 @@ fn fit_and_report(ws: &mut Workspace, cases: Vec<Case>, extra: &[Case]) {
         }));
     }
     report("held out by GPU family", &held);
+    // DEPLOYFIT_FIT_ROWS=1 lists each held-out figure (the fit's diagnostics).
+    if std::env::var_os("DEPLOYFIT_FIT_ROWS").is_some() {
+        for (c, pred, _, _) in &held {
+            println!(
+                "  {:5} {:12} {:15} {:16} {:6} {:22} {:4} measured {:10.2} predicted {:10.2} {:+6.1} %",
+                c.id,
+                c.engine,
+                c.gpu,
+                c.model,
+                c.seqs,
+                c.metric,
+                c.stat,
+                c.value,
+                pred,
+                (pred / c.value - 1.0) * 100.0
+            );
+        }
+    }
     if !extra.is_empty() {
         let rows: Vec<(&Case, f64, f64, f64)> = evaluate(ws, extra, Some(&k))
             .into_iter()
