@@ -398,3 +398,60 @@ fn a_tensor_efficiency_past_100_percent_is_diagnosed() {
     assert_eq!(d["line"].as_u64(), Some(3), "{d}");
     assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
 }
+
+/// An architecture's `serving_efficiency` scales the serving engines' fitted efficiencies on
+/// its GPUs (CDNA 3: 62 %): the same MI300X with an `extends` copy of its architecture at
+/// 100 % runs at the NVIDIA-fitted rate; explain says which applies.
+#[test]
+fn an_architecture_serving_efficiency_slows_its_serving_engines() {
+    let one = |name: &str, gpu: &str| {
+        format!(
+            "deployment {name} {{\n    model    = qwen3_8b\n    quant    = bf16\n    engine   = vllm\n    gpu      = {gpu}\n    seqs     = 32\n    context  = 4k\n    workload {{\n        prompt = 2000\n        output = 500\n    }}\n}}\n"
+        )
+    };
+    let text = [
+        "// ROCm-Kerne — 内核 (ein Vergleich)\narch cdna3_full extends cdna3 { // ü\n    serving_efficiency = 100%\n}\ngpu mi300x_full extends mi300x {\n    arch = cdna3_full\n}\n".to_string(),
+        one("amd", "mi300x"),
+        one("full", "mi300x_full"),
+        one("nvidia", "h100_sxm5"),
+    ]
+    .concat();
+    let report = explain("arch-share.deploy", &text);
+    let ratio = |key: &str| figure(&report, 0, key) / figure(&report, 1, key);
+    // Bandwidth-bound decode and compute-bound prefill both slow; the fixed step overhead
+    // keeps decode above the bare 62 %.
+    let decode = ratio("decode_tps");
+    assert!((0.62..0.8).contains(&decode), "decode {decode}");
+    let prefill = ratio("prefill_tps");
+    assert!((0.58..0.68).contains(&prefill), "prefill {prefill}");
+    assert!(ratio("tpot_s") > 1.2, "tpot {}", ratio("tpot_s"));
+    let said = |i: usize| report[i]["assumptions"].to_string();
+    assert!(
+        said(0).contains("AMD CDNA 3's kernels reach 62 % of the serving engines' fitted"),
+        "{}",
+        said(0)
+    );
+    assert!(!said(1).contains("kernels reach"), "{}", said(1));
+    assert!(!said(2).contains("kernels reach"), "{}", said(2));
+}
+
+#[test]
+fn a_serving_efficiency_past_100_percent_is_diagnosed() {
+    let dir = scratch("simulator-arch-share");
+    let path = dir.join("bad.deploy");
+    let text =
+        "// Überprüfung — 检查\narch fast extends cdna3 {\n    serving_efficiency = 150% // ü\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::field::out_of_range")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
+    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+}

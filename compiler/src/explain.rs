@@ -185,6 +185,19 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     share * 100.0
                 ));
             }
+            // An architecture whose kernels reach less than the engines' fitted efficiencies.
+            if serving
+                && let Some(Value::Ref(_, arch_name)) = gpu.and_then(|g| g.fields.get("arch"))
+                && let Some(arch) = entry(DeclKind::Arch, arch_name)
+                && let Some(share) = arch.number("serving_efficiency")
+                && share < 1.0
+            {
+                assumptions.push(format!(
+                    "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth and compute efficiencies (the arch's `serving_efficiency`; docs/calibration-serving.md)",
+                    arch.text("name").unwrap_or(arch_name),
+                    share * 100.0
+                ));
+            }
             assumptions.extend(host_assumptions(setup, breakdown));
             let performance = performance(
                 result

@@ -1704,6 +1704,16 @@ fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
         .map(|peak| peak * tensor_share(inputs))
 }
 
+/// The share of the serving engines' fitted efficiencies the GPU architecture's kernels
+/// reach (the arch's `serving_efficiency`; 1 where it says nothing).
+fn serving_share(inputs: &Inputs<'_, '_>) -> f64 {
+    inputs
+        .arch
+        .and_then(|arch| arch.number("serving_efficiency"))
+        .filter(|share| *share > 0.0 && *share <= 1.0)
+        .unwrap_or(1.0)
+}
+
 /// The share of its tensor type's peak a format's matrix multiplies reach (the quant's
 /// `tensor_efficiency`; 1 for a per-tensor-scaled format).
 fn tensor_share(inputs: &Inputs<'_, '_>) -> f64 {
@@ -1725,13 +1735,16 @@ fn serving_inputs(
 ) -> speed::Serving {
     let engine = inputs.engine;
     let pooled = speed::Engine::POOLED;
+    let arch_share = serving_share(inputs);
     let engine_speed = speed::Engine {
-        bandwidth_efficiency: engine
-            .number("bandwidth_efficiency")
-            .unwrap_or(pooled.bandwidth_efficiency),
-        compute_efficiency: engine
-            .number("compute_efficiency")
-            .unwrap_or(pooled.compute_efficiency),
+        bandwidth_efficiency: arch_share
+            * engine
+                .number("bandwidth_efficiency")
+                .unwrap_or(pooled.bandwidth_efficiency),
+        compute_efficiency: arch_share
+            * engine
+                .number("compute_efficiency")
+                .unwrap_or(pooled.compute_efficiency),
         step_overhead: engine
             .number("step_overhead")
             .unwrap_or(pooled.step_overhead),

@@ -438,6 +438,12 @@ const ARCH: &[FieldSpec] = &[
         FieldTy::Symbol(YES_NO),
         "`yes`: mixed-precision kernels (Marlin, sm_80+) run low-bit weights the tensor cores lack, dequantized to 16 bit",
     ),
+    f(
+        "serving_efficiency",
+        FieldTy::Ratio,
+        "share of the serving engines' fitted bandwidth and compute efficiencies (fitted on NVIDIA data-centre GPUs) this architecture's kernels reach (default 100%)",
+    )
+    .valid(Valid::Share),
 ];
 
 const GPU: &[FieldSpec] = &[
