@@ -73,8 +73,8 @@ fn main() {
             out,
             "MoeShape {{ architecture: {:?}, layers: {}, hidden: {}, expert_intermediate: {}, \
              vocab: {}, experts: {}, experts_active: {}, moe_layers: {}, params: {}, \
-             active_params: {}, kv_lora_rank: {}, qk_rope_dim: {}, window: {}, local_layers: {}, reference: {:?}, \
-             source: {:?} }},",
+             active_params: {}, kv_lora_rank: {}, qk_rope_dim: {}, window: {}, local_layers: {}, \
+             linear_layers: {}, linear_state: {}, reference: {:?}, source: {:?} }},",
             s.architecture,
             s.layers,
             s.hidden,
@@ -89,6 +89,8 @@ fn main() {
             opt(&s.qk_rope_dim),
             opt(&s.window),
             opt(&s.local_layers),
+            opt(&s.linear_layers),
+            opt(&s.linear_state),
             s.reference,
             s.source,
         );

@@ -74,7 +74,31 @@ SLIME = ("https://github.com/THUDM/slime/blob/0b0c277d5b4cc66efc3b6db269e2e5184e
 
 COLUMNS = ["architecture", "layers", "hidden", "expert_intermediate", "vocab", "experts",
            "experts_active", "moe_layers", "params", "active_params", "kv_lora_rank",
-           "qk_rope_dim", "window", "local_layers", "reference", "source"]
+           "qk_rope_dim", "window", "local_layers", "linear_layers", "linear_state", "reference",
+           "source"]
+
+
+def linear_layout(t):
+    """Gated DeltaNet layers (Qwen3-Next, Qwen3.5): how many, and the bytes of one layer's
+    state per sequence: the recurrent state (value heads x key dim x value dim, in
+    `mamba_ssm_dtype`, float32 where the config says so, else 16 bit) and the convolution
+    state ((kernel - 1) x (2 x key heads x key dim + value heads x value dim), 16 bit)."""
+    types = t.get("layer_types") or []
+    layers = t["num_hidden_layers"]
+    interval = t.get("full_attention_interval")
+    if types:
+        linear = sum(1 for x in types if x == "linear_attention")
+    elif interval and t.get("linear_num_value_heads"):
+        linear = sum(1 for i in range(layers) if (i + 1) % interval != 0)
+    else:
+        return "", ""
+    if not linear:
+        return "", ""
+    kh, kd = t["linear_num_key_heads"], t["linear_key_head_dim"]
+    vh, vd = t["linear_num_value_heads"], t["linear_value_head_dim"]
+    ssm = 4 if t.get("mamba_ssm_dtype") == "float32" else 2
+    conv = (t.get("linear_conv_kernel_dim", 4) - 1) * (2 * kh * kd + vh * vd) * 2
+    return linear, vh * kd * vd * ssm + conv
 
 
 def attention_params(t, layer, layers):
@@ -156,7 +180,9 @@ def row_of(git, arch, ref, commit, directory, stem, registry):
         window = t["sliding_window"] if local else ""
         local = local or ""
     sparse = moe_layers(t, layers)
+    linear, state = linear_layout(t)
     return dict(
+        linear_layers=linear, linear_state=state,
         architecture=arch, layers=layers, hidden=t["hidden_size"], expert_intermediate=inter,
         vocab=t["vocab_size"], experts=experts, experts_active=t["num_experts_per_tok"],
         moe_layers=len(sparse), params=registry[ref]["parameters_raw"],
@@ -182,7 +208,8 @@ def main():
     rows = [row_of(git, *spec, registry) for spec in CONFIGS]
     for extra in extra_rows():
         rows.append(dict(extra, params=registry[extra["reference"]]["parameters_raw"],
-                         kv_lora_rank="", qk_rope_dim="", window="", local_layers=""))
+                         kv_lora_rank="", qk_rope_dim="", window="", local_layers="",
+                         linear_layers="", linear_state=""))
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     w.writeheader()
     for r in rows:

@@ -647,3 +647,36 @@ fn a_registry_moe_row_takes_its_expert_layout() {
         "registry {registry} against dense {dense}"
     );
 }
+
+/// Qwen3.6-35B-A3B by id: 30 of its 40 layers are Gated DeltaNet with a fixed state per
+/// sequence (registry/data/moe_shapes.csv, from Qwen3.5-35B-A3B's config.json). vLLM's log
+/// of it on an RTX 5090 with an FP8 KV cache (calibration vllm_logs.csv, github.com/
+/// noonghunna/club-3090/issues/612) has 5.98 GiB of KV cache holding 4.33 requests of
+/// 131,072 tokens: 1.483 GB each. Counted as 40 attention layers it would be 5.37 GB.
+#[test]
+fn a_linear_attention_model_keeps_a_state_not_a_kv_cache() {
+    let dir = scratch("models_linear_attention");
+    write(
+        &dir,
+        "q.deploy",
+        "// Zustand statt KV — 线性注意力\ndeployment q {\n    model    = \"nvidia/Qwen3.6-35B-A3B-NVFP4\" // ü\n    kv_cache = fp8\n    engine   = vllm\n    gpu      = rtx_5090\n    seqs     = 1\n    context  = 128k\n}\n",
+    );
+    let explained = explain_json(&dir, "q.deploy");
+    let q = explanation(&explained, "q");
+    // 10 full layers × 2 KV heads × 256 × 2 (K, V) × 1 byte × 131,072 tokens, and 30
+    // layers × 2,146,304 bytes of state (counted as 2,096 tokens of 1,024 bytes).
+    assert_eq!(
+        q["kv_bytes"],
+        10 * 1024 * 131_072 + 30 * 1024 * 2096_i64,
+        "{q}"
+    );
+    let logged = 5.98 * (1u64 << 30) as f64 / 4.33;
+    let ours = q["kv_bytes"].as_f64().unwrap();
+    assert!((ours / logged - 1.0).abs() < 0.1, "{ours} against {logged}");
+    assert!(
+        q["assumptions"]
+            .to_string()
+            .contains("30 of the model's layers use linear attention"),
+        "{q}"
+    );
+}

@@ -31,6 +31,9 @@ enum Family {
     Qwen2Moe,
     Qwen3,
     Qwen3Moe,
+    /// Qwen3-Next and Qwen3.5 MoE: Qwen3 attention with an output gate on some layers,
+    /// Gated DeltaNet on the others, Qwen2-MoE experts with a gated shared expert.
+    Qwen3Next,
     Gemma2,
     Gemma3,
     Phi3,
@@ -51,6 +54,7 @@ impl Family {
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3" => Family::Qwen3,
             "qwen3_moe" => Family::Qwen3Moe,
+            "qwen3_next" | "qwen3_5_moe" | "qwen3_5_moe_text" => Family::Qwen3Next,
             "gemma2" => Family::Gemma2,
             "gemma3" | "gemma3_text" => Family::Gemma3,
             "phi3" => Family::Phi3,
@@ -297,7 +301,10 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
             AttnShape::Standard {
                 qkv_bias: b,
                 o_bias: b,
-                qk_norm: matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3),
+                qk_norm: matches!(
+                    family,
+                    Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next | Family::Gemma3
+                ),
                 sinks: false,
             }
         }
@@ -370,6 +377,50 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
         })?;
     }
 
+    // Qwen3-Next/3.5: gated attention doubles the query projection; the linear-attention
+    // layers have their own projections in place of the attention ones.
+    let gate = if family == Family::Qwen3Next && cfg.flag("attn_output_gate")? != Some(false) {
+        mul(&[hidden, heads, head_dim])?
+    } else {
+        0
+    };
+    let (linear_layers, linear_state) = linear_attention(cfg, layers, &mut notes)?;
+    let linear = linear_layers.unwrap_or(0);
+    let attention_layers = layers - linear;
+    let linear_params = if linear > 0 {
+        let kd = mul(&[
+            cfg.req("linear_num_key_heads")?,
+            cfg.req("linear_key_head_dim")?,
+        ])?;
+        let value_heads = cfg.req("linear_num_value_heads")?;
+        let vd = mul(&[value_heads, cfg.req("linear_value_head_dim")?])?;
+        // q, k, v, z, b, a projections in; the output projection; the per-head decay and
+        // time step; the convolution over q, k, v.
+        let kernel = cfg.dim("linear_conv_kernel_dim")?.unwrap_or(4);
+        sum(&[
+            mul(&[
+                hidden,
+                sum(&[mul(&[2, kd])?, mul(&[2, vd])?, mul(&[2, value_heads])?])?,
+            ])?,
+            mul(&[vd, hidden])?,
+            mul(&[2, value_heads])?,
+            mul(&[kernel, sum(&[mul(&[2, kd])?, vd])?])?,
+        ])?
+    } else {
+        0
+    };
+    // Every layer above counted `attn_params`: swap the linear layers' in, add the gates.
+    let swap = |n: u64| -> Result<u64, ArtifactError> {
+        let n = add(n, mul(&[attention_layers, gate])?)?;
+        add(n, mul(&[linear, linear_params])?)?
+            .checked_sub(mul(&[linear, attn_params])?)
+            .ok_or_else(|| {
+                ArtifactError::Malformed("linear layers exceed the total; fix the config".into())
+            })
+    };
+    let total = swap(total)?;
+    let active = swap(active)?;
+
     // --- windows ---------------------------------------------------------------------
     let (window, local_layers) = sliding(cfg, family, layers, &mut notes)?;
 
@@ -438,6 +489,8 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
         attention: Some(attention),
         window,
         local_layers,
+        linear_layers,
+        linear_state,
         kv_lora_rank,
         qk_rope_dim,
         experts: moe.as_ref().map(|m| m.experts),
@@ -541,33 +594,35 @@ fn moe_block(
                 moe_layers: layers,
             })
         }
-        Family::Qwen2Moe | Family::Qwen3Moe => match nonzero(cfg.dim("num_experts")?) {
-            None => None,
-            Some(experts) => {
-                let step = cfg.dim("decoder_sparse_step")?.unwrap_or(1);
-                let mlp_only = index_list(cfg, "mlp_only_layers", layers)?;
-                let moe_layers = (0..layers)
-                    .filter(|i| !mlp_only.contains(i) && step > 0 && (i + 1) % step == 0)
-                    .count() as u64;
-                let qwen2 = family == Family::Qwen2Moe;
-                let shared_inter = if qwen2 {
-                    cfg.dim("shared_expert_intermediate_size")?.unwrap_or(0)
-                } else {
-                    0
-                };
-                Some(Moe {
-                    experts,
-                    active: cfg.req("num_experts_per_tok")?,
-                    expert_inter: cfg.req("moe_intermediate_size")?,
-                    shared_inter,
-                    shared_gate: qwen2 && shared_inter > 0,
-                    router_bias: false,
-                    score_bias: false,
-                    expert_bias: false,
-                    moe_layers,
-                })
+        Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next => {
+            match nonzero(cfg.dim("num_experts")?) {
+                None => None,
+                Some(experts) => {
+                    let step = cfg.dim("decoder_sparse_step")?.unwrap_or(1);
+                    let mlp_only = index_list(cfg, "mlp_only_layers", layers)?;
+                    let moe_layers = (0..layers)
+                        .filter(|i| !mlp_only.contains(i) && step > 0 && (i + 1) % step == 0)
+                        .count() as u64;
+                    let qwen2 = matches!(family, Family::Qwen2Moe | Family::Qwen3Next);
+                    let shared_inter = if qwen2 {
+                        cfg.dim("shared_expert_intermediate_size")?.unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    Some(Moe {
+                        experts,
+                        active: cfg.req("num_experts_per_tok")?,
+                        expert_inter: cfg.req("moe_intermediate_size")?,
+                        shared_inter,
+                        shared_gate: qwen2 && shared_inter > 0,
+                        router_bias: false,
+                        score_bias: false,
+                        expert_bias: false,
+                        moe_layers,
+                    })
+                }
             }
-        },
+        }
         Family::DeepseekV2 | Family::DeepseekV3 => match nonzero(cfg.dim("n_routed_experts")?) {
             None => None,
             Some(experts) => {
@@ -655,6 +710,53 @@ fn index_list(cfg: &Cfg, key: &str, layers: u64) -> Result<Vec<u64>, ArtifactErr
     }
 }
 
+/// Gated DeltaNet layers (Qwen3-Next, Qwen3.5: `layer_types` entries `linear_attention`, or
+/// every layer but each `full_attention_interval`-th) and the bytes of one layer's state per
+/// sequence: value heads × key dim × value dim in `mamba_ssm_dtype` (4 bytes for float32,
+/// else 2), plus the convolution state, (kernel − 1) × (2 × key heads × key dim + value
+/// heads × value dim) × 2 bytes (transformers `Qwen3NextGatedDeltaNet`).
+fn linear_attention(
+    cfg: &Cfg,
+    layers: u64,
+    notes: &mut Vec<String>,
+) -> Result<(Option<u64>, Option<u64>), ArtifactError> {
+    let Some(value_heads) = cfg.dim("linear_num_value_heads")? else {
+        return Ok((None, None));
+    };
+    let linear = match cfg.get("layer_types") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter(|t| t.as_str() == Some("linear_attention"))
+            .count() as u64,
+        _ => match cfg.dim("full_attention_interval")? {
+            Some(interval) if interval > 0 => layers - layers / interval,
+            _ => return Ok((None, None)),
+        },
+    };
+    if linear == 0 || linear >= layers {
+        return Ok((None, None));
+    }
+    let key_heads = cfg.req("linear_num_key_heads")?;
+    let key_dim = cfg.req("linear_key_head_dim")?;
+    let value_dim = cfg.req("linear_value_head_dim")?;
+    let kernel = cfg.dim("linear_conv_kernel_dim")?.unwrap_or(4).max(1);
+    let ssm_bytes = if cfg.string("mamba_ssm_dtype") == Some("float32") {
+        4
+    } else {
+        2
+    };
+    let recurrent = mul(&[value_heads, key_dim, value_dim, ssm_bytes])?;
+    let conv_dim = sum(&[
+        mul(&[2, key_heads, key_dim])?,
+        mul(&[value_heads, value_dim])?,
+    ])?;
+    let state = add(recurrent, mul(&[kernel - 1, conv_dim, 2])?)?;
+    notes.push(format!(
+        "{linear} of {layers} layers use linear attention (Gated DeltaNet): {state} bytes of state per sequence each, no KV cache"
+    ));
+    Ok((Some(linear), Some(state)))
+}
+
 /// `(window, local_layers)` from `layer_types`, the family's pattern or `sliding_window`.
 fn sliding(
     cfg: &Cfg,
@@ -701,7 +803,7 @@ fn sliding(
         return Ok((None, None));
     };
     let local = match family {
-        Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe => {
+        Family::Qwen2 | Family::Qwen2Moe | Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Next => {
             if cfg.flag("use_sliding_window")? != Some(true) {
                 return Ok((None, None));
             }

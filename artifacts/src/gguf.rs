@@ -524,6 +524,8 @@ pub(crate) fn read_gguf<R: Read>(
         attention,
         window,
         local_layers,
+        linear_layers: None,
+        linear_state: None,
         kv_lora_rank,
         qk_rope_dim: kv_lora_rank.and_then(|_| k("rope.dimension_count")),
         experts,

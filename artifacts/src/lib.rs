@@ -93,6 +93,11 @@ pub struct Architecture {
     /// Sliding window in tokens, and how many layers use it.
     pub window: Option<u64>,
     pub local_layers: Option<u64>,
+    /// Linear-attention (Gated DeltaNet) layers and the bytes of one layer's state per
+    /// sequence: the recurrent state in `mamba_ssm_dtype` (16 bit unless float32) and the
+    /// convolution state in 16 bit.
+    pub linear_layers: Option<u64>,
+    pub linear_state: Option<u64>,
     /// MLA latent rank and decoupled RoPE dimension.
     pub kv_lora_rank: Option<u64>,
     pub qk_rope_dim: Option<u64>,

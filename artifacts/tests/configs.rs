@@ -307,3 +307,37 @@ fn read_names_the_file_in_errors() {
     assert_eq!(e.kind(), "io");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Qwen3.5's Gated DeltaNet layers: 30 of 40 (`layer_types`), each with a state of
+/// 32 value heads × 128 × 128 in float32 (`mamba_ssm_dtype`) = 2,097,152 bytes plus the
+/// convolution state 3 × (2 × 16 × 128 + 32 × 128) × 2 = 49,152 bytes per sequence.
+#[test]
+fn qwen3_5_linear_attention_layers_and_state() {
+    let a = load("qwen3_5_35b_a3b");
+    assert_eq!(a.layers, Some(40));
+    assert_eq!(a.linear_layers, Some(30));
+    assert_eq!(a.linear_state, Some(2_097_152 + 49_152));
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("30 of 40 layers use linear attention")),
+        "{:?}",
+        a.notes
+    );
+    // A dense model has none.
+    let dense = load("qwen3_14b");
+    assert_eq!((dense.linear_layers, dense.linear_state), (None, None));
+}
+
+#[test]
+fn qwen3_5_moe_counts_its_experts() {
+    // Qwen3.5-35B-A3B: 256 experts, 8 and a shared one per token; "35B" total (the text
+    // model; the vision tower is left out), "A3B" active. scripts/moe_shapes.py counts
+    // 3,453,933,568 active without the biases and the convolutions.
+    let a = load("qwen3_5_35b_a3b");
+    assert_eq!((a.experts, a.experts_active), (Some(256), Some(8)));
+    let total = a.params.unwrap() as f64 / 1e9;
+    let active = a.active_params.unwrap() as f64 / 1e9;
+    assert!((33.5..35.5).contains(&total), "total {total}");
+    assert!((3.4..3.6).contains(&active), "active {active}");
+}

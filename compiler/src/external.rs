@@ -238,6 +238,10 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         if let Some(rope) = s.qk_rope_dim {
             f.raw("qk_rope_dim", &rope.to_string());
         }
+        f.number("linear_layers", s.linear_layers.map(u64::from));
+        if let Some(state) = s.linear_state {
+            f.raw("linear_state", &format!("{state} B"));
+        }
         f.number("experts", Some(u64::from(s.experts)));
         f.number("experts_active", Some(u64::from(s.experts_active)));
     }
@@ -362,6 +366,10 @@ fn artifact_declaration(
     f.number("window", arch.window);
     if arch.local_layers.is_some() {
         let _ = writeln!(f.0, "    local_layers = {}", arch.local_layers.unwrap_or(0));
+    }
+    f.number("linear_layers", arch.linear_layers);
+    if let Some(state) = arch.linear_state {
+        f.raw("linear_state", &format!("{state} B"));
     }
     f.number("kv_lora_rank", arch.kv_lora_rank);
     if let Some(rope) = arch.qk_rope_dim {

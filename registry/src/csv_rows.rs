@@ -343,7 +343,7 @@ pub fn parse_csv(text: &str) -> Result<Parsed, String> {
 }
 
 /// `data/moe_shapes.csv`'s header.
-pub const SHAPE_HEADER: [&str; 16] = [
+pub const SHAPE_HEADER: [&str; 18] = [
     "architecture",
     "layers",
     "hidden",
@@ -358,6 +358,8 @@ pub const SHAPE_HEADER: [&str; 16] = [
     "qk_rope_dim",
     "window",
     "local_layers",
+    "linear_layers",
+    "linear_state",
     "reference",
     "source",
 ];
@@ -383,6 +385,8 @@ pub struct Shape {
     pub qk_rope_dim: Option<u32>,
     pub window: Option<u32>,
     pub local_layers: Option<u32>,
+    pub linear_layers: Option<u32>,
+    pub linear_state: Option<u64>,
     pub reference: String,
     pub source: String,
 }
@@ -449,8 +453,10 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             qk_rope_dim: maybe(11)?,
             window: maybe(12)?,
             local_layers: maybe(13)?,
-            reference: f[14].clone(),
-            source: f[15].clone(),
+            linear_layers: maybe(14)?,
+            linear_state: opt_u64(&f[15]).map_err(|()| bad("`linear_state` is not a number"))?,
+            reference: f[16].clone(),
+            source: f[17].clone(),
         };
         if shape.experts_active > shape.experts
             || shape.active_params >= shape.params
@@ -458,6 +464,8 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             || shape.local_layers.is_some_and(|l| l > shape.layers)
             || shape.window.is_some() != shape.local_layers.is_some()
             || shape.kv_lora_rank.is_some() != shape.qk_rope_dim.is_some()
+            || shape.linear_layers.is_some() != shape.linear_state.is_some()
+            || shape.linear_layers.is_some_and(|l| l >= shape.layers)
             || shape.architecture.is_empty()
             || !shape.source.starts_with("https://")
         {

@@ -85,6 +85,10 @@ pub struct MoeShape {
     /// Sliding-window layers: the window and how many layers use it.
     pub window: Option<u32>,
     pub local_layers: Option<u32>,
+    /// Linear-attention (Gated DeltaNet) layers and the bytes of one layer's state per
+    /// sequence (recurrent state in the config's `mamba_ssm_dtype`, convolution state).
+    pub linear_layers: Option<u32>,
+    pub linear_state: Option<u64>,
     /// The Hugging Face id whose config.json this is.
     pub reference: &'static str,
     /// Where the layout was read (a URL pinned to a commit).

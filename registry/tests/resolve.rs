@@ -455,6 +455,13 @@ fn moe_mla_and_dense_fields() {
     assert_eq!(v3.moe_shape().and_then(|s| s.kv_lora_rank), Some(512));
     let glm5 = get("zai-org/GLM-5").expect("row");
     assert_eq!(glm5.attention(), Attention::Mla);
+    // Qwen3.5/3.6 MoE: 30 of 40 layers are Gated DeltaNet, 2,146,304 bytes of state each.
+    let q36 = get("nvidia/Qwen3.6-35B-A3B-NVFP4").expect("row");
+    let shape = q36.moe_shape().expect("Qwen3.5-35B-A3B's layout");
+    assert_eq!(
+        (shape.linear_layers, shape.linear_state),
+        (Some(30), Some(2_146_304))
+    );
     // gpt-oss: the sliding-window layout comes with it.
     let oss = get("openai/gpt-oss-120b").expect("row");
     assert_eq!(oss.missing(), vec![]);

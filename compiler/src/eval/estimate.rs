@@ -397,6 +397,9 @@ struct Memory {
     kv_global: f64,
     kv_local: f64,
     window: f64,
+    /// Linear-attention layers and the window whose tokens' KV equals their state, when
+    /// they hold the `kv_local` share (see [`linear_layout`]).
+    linear: Option<(f64, f64)>,
     /// Share of the KV cache one GPU holds under tensor parallelism.
     kv_share: f64,
     /// KV bytes per token per sequence with every query head keeping its own K and V.
@@ -570,13 +573,14 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         inputs.engine.fields.get("window_kv"),
         Some(Value::Symbol(kind)) if kind == "full"
     );
+    let linear = linear_layout(model, attention, per_layer, layers);
     let (local_layers, window) = if attention == "hybrid" && windowed {
         (
             model.number("local_layers").unwrap_or(0.0).min(layers),
             model.number("window").unwrap_or(f64::INFINITY),
         )
     } else {
-        (0.0, f64::INFINITY)
+        linear.unwrap_or((0.0, f64::INFINITY))
     };
     let engine = inputs.engine;
     let vocab = model.number("vocab").unwrap_or(0.0);
@@ -650,6 +654,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         kv_global: per_layer * (layers - local_layers),
         kv_local: per_layer * local_layers,
         window,
+        linear,
         kv_share,
         mha_per_token,
         kv_heads_per_gpu,
@@ -663,6 +668,26 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         embeddings: matrix,
         output: matrix,
     })
+}
+
+/// Linear-attention layers (`linear_layers`, each with `linear_state` bytes per sequence)
+/// as (layers, window): a layer that keeps a fixed state per sequence is a layer whose KV
+/// stops growing at the window of as many tokens as the state's bytes (`per_layer` bytes a
+/// token), so the memory, the KV read per step and the cache's admission all follow the
+/// sliding-window layers' terms. None without both fields, for MLA, or for a `hybrid` model
+/// (whose local layers hold that place; its linear layers then count as full attention).
+fn linear_layout(
+    model: &Entry<'_>,
+    attention: &str,
+    per_layer: f64,
+    layers: f64,
+) -> Option<(f64, f64)> {
+    if attention == "mla" || attention == "hybrid" || per_layer <= 0.0 {
+        return None;
+    }
+    let linear = model.number("linear_layers")?.min(layers);
+    let state = model.number("linear_state")?;
+    (linear > 0.0 && state > 0.0).then(|| (linear, (state / per_layer).max(1.0)))
 }
 
 /// The engine's memory beyond weights and KV cache on each GPU, by component, in bytes
@@ -1783,16 +1808,17 @@ fn serving_inputs(
         4.0 * heads * head_dim
     };
     // Sliding-window layers attend to (and read the KV of) at most the window, whatever
-    // the engine allocates for them.
-    let local = if attention == "hybrid" {
-        model.number("local_layers").unwrap_or(0.0).min(layers)
+    // the engine allocates for them; linear-attention layers read and write their state.
+    let (local, window) = if attention == "hybrid" {
+        let local = model.number("local_layers").unwrap_or(0.0).min(layers);
+        let window = if local > 0.0 {
+            model.number("window").unwrap_or(f64::INFINITY)
+        } else {
+            f64::INFINITY
+        };
+        (local, window)
     } else {
-        0.0
-    };
-    let window = if local > 0.0 {
-        model.number("window").unwrap_or(f64::INFINITY)
-    } else {
-        f64::INFINITY
+        mem.linear.unwrap_or((0.0, f64::INFINITY))
     };
     let kv_per_layer = (mem.kv_global + mem.kv_local) / layers * mem.kv_share;
     // The startup KV budget in tokens of every layer.

@@ -577,6 +577,18 @@ const MODEL: &[FieldSpec] = &[
         "layers with sliding-window attention",
     )
     .valid(Valid::Whole { min: 0 }),
+    f(
+        "linear_layers",
+        FieldTy::Number,
+        "layers with linear attention (Gated DeltaNet, Mamba): a fixed state per sequence instead of a KV cache per token",
+    )
+    .valid(Valid::Whole { min: 0 }),
+    f(
+        "linear_state",
+        FieldTy::Q(Dim::BYTES),
+        "bytes of one linear-attention layer's state per sequence (recurrent and convolution state)",
+    )
+    .valid(Valid::Positive),
     f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank").valid(Valid::Whole { min: 1 }),
     f(
         "qk_rope_dim",
