@@ -377,10 +377,10 @@ impl Engine {
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.82,
+        bandwidth_efficiency: 0.84,
         compute_efficiency: 0.60,
-        step_overhead: 2.03e-3,
-        sequence_overhead: 7.3e-6,
+        step_overhead: 2.24e-3,
+        sequence_overhead: 7.6e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
         output_reserve: 0.5,
