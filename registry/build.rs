@@ -31,7 +31,7 @@ fn opt<T: std::fmt::Debug>(v: &Option<T>) -> String {
 
 fn main() {
     println!("cargo:rerun-if-changed=data/hf_models.csv");
-    println!("cargo:rerun-if-changed=data/moe_shapes.csv");
+    println!("cargo:rerun-if-changed=data/layouts.csv");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/csv_rows.rs");
     let manifest =
@@ -56,7 +56,7 @@ fn main() {
     // Most-downloaded first; stable, so ties keep CSV order.
     rows.sort_by_key(|r| std::cmp::Reverse(r.downloads));
 
-    let shapes_path = path.with_file_name("moe_shapes.csv");
+    let shapes_path = path.with_file_name("layouts.csv");
     let shapes_text = std::fs::read_to_string(&shapes_path)
         .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", shapes_path.display())));
     let shapes = parse_shapes(&shapes_text)
@@ -65,24 +65,24 @@ fn main() {
     let mut out = String::with_capacity(rows.len() * 400);
     let _ = writeln!(
         out,
-        "pub(crate) static MOE_SHAPES: [MoeShape; {}] = [",
+        "pub(crate) static LAYOUTS: [Layout; {}] = [",
         shapes.len()
     );
     for s in &shapes {
         let _ = writeln!(
             out,
-            "MoeShape {{ architecture: {:?}, layers: {}, hidden: {}, expert_intermediate: {}, \
+            "Layout {{ architecture: {:?}, layers: {}, hidden: {}, intermediate: {}, \
              vocab: {}, experts: {}, experts_active: {}, moe_layers: {}, params: {}, \
              active_params: {}, kv_lora_rank: {}, qk_rope_dim: {}, window: {}, local_layers: {}, \
              linear_layers: {}, linear_state: {}, reference: {:?}, source: {:?} }},",
             s.architecture,
             s.layers,
             s.hidden,
-            s.expert_intermediate,
+            s.intermediate,
             s.vocab,
-            s.experts,
-            s.experts_active,
-            s.moe_layers,
+            opt(&s.experts),
+            opt(&s.experts_active),
+            opt(&s.moe_layers),
             s.params,
             s.active_params,
             opt(&s.kv_lora_rank),

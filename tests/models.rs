@@ -576,7 +576,7 @@ fn an_incomplete_registry_model_still_gives_its_weights() {
 }
 
 /// A registry MoE row whose shape (architecture, layers, hidden, expert FFN, vocabulary) is
-/// in registry/data/moe_shapes.csv takes that expert layout: experts, experts per token,
+/// in registry/data/layouts.csv takes that expert layout: experts, experts per token,
 /// active parameters, and the MLA latent or sliding-window layout; its speed is then the
 /// curated model's, not a dense model's.
 #[test]
@@ -649,7 +649,7 @@ fn a_registry_moe_row_takes_its_expert_layout() {
 }
 
 /// Qwen3.6-35B-A3B by id: 30 of its 40 layers are Gated DeltaNet with a fixed state per
-/// sequence (registry/data/moe_shapes.csv, from Qwen3.5-35B-A3B's config.json). vLLM's log
+/// sequence (registry/data/layouts.csv, from Qwen3.5-35B-A3B's config.json). vLLM's log
 /// of it on an RTX 5090 with an FP8 KV cache (calibration vllm_logs.csv, github.com/
 /// noonghunna/club-3090/issues/612) has 5.98 GiB of KV cache holding 4.33 requests of
 /// 131,072 tokens: 1.483 GB each. Counted as 40 attention layers it would be 5.37 GB.
@@ -678,5 +678,28 @@ fn a_linear_attention_model_keeps_a_state_not_a_kv_cache() {
             .to_string()
             .contains("30 of the model's layers use linear attention"),
         "{q}"
+    );
+}
+
+/// A dense linear-attention model: Qwen3.8-27B has Qwen3.5-27B's shape (48 of 64 layers
+/// Gated DeltaNet; registry/data/layouts.csv). vLLM's log of its FP8 checkpoint on two
+/// RTX 5090s at a 262,144-token window (calibration vllm_logs.csv, github.com/vllm-project/
+/// recipes/pull/810) starts with a KV cache of 377,456 tokens; counting all 64 layers as
+/// attention would hold about a quarter of that, and vLLM would refuse the window.
+#[test]
+fn a_dense_linear_attention_model_starts_where_vllm_did() {
+    let dir = scratch("models_linear_dense");
+    write(
+        &dir,
+        "q.deploy",
+        "deployment q {\n    model    = \"Qwen/Qwen3.8-27B\"\n    quant    = fp8_block\n    engine   = vllm\n    gpu      = rtx_5090\n    count    = 2\n    seqs     = 1\n    context  = 256k\n}\n",
+    );
+    let explained = explain_json(&dir, "q.deploy");
+    let q = explanation(&explained, "q");
+    assert!(q["startup_failure"].is_null(), "{q}");
+    let tokens = q["kv_capacity_tokens"].as_f64().unwrap();
+    assert!(
+        (tokens / 377_456.0 - 1.0).abs() < 0.05,
+        "{tokens} tokens against vLLM's 377,456"
     );
 }

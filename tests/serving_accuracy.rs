@@ -57,7 +57,7 @@ const MODELS: &[(&str, &str)] = &[
         "\"MuXodious/Ministral-3-8B-Instruct-2512-PaperWitch-heresy\"",
     ),
     // GPUStack's MoE models outside the catalog, from the registry by id (their expert
-    // layouts from registry/data/moe_shapes.csv).
+    // layouts from registry/data/layouts.csv).
     ("glm-4.5-air", "\"zai-org/GLM-4.5-Air\""),
     ("glm-4.6", "\"zai-org/GLM-4.6\""),
     ("deepseek-v3.2", "\"deepseek-ai/DeepSeek-V3.2\""),

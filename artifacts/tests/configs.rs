@@ -332,7 +332,7 @@ fn qwen3_5_linear_attention_layers_and_state() {
 #[test]
 fn qwen3_5_moe_counts_its_experts() {
     // Qwen3.5-35B-A3B: 256 experts, 8 and a shared one per token; "35B" total (the text
-    // model; the vision tower is left out), "A3B" active. scripts/moe_shapes.py counts
+    // model; the vision tower is left out), "A3B" active. scripts/layouts.py counts
     // 3,453,933,568 active without the biases and the convolutions.
     let a = load("qwen3_5_35b_a3b");
     assert_eq!((a.experts, a.experts_active), (Some(256), Some(8)));

@@ -196,7 +196,7 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     if !written.contains('/') {
         f.text("ollama", written);
     }
-    let shape = r.moe_shape();
+    let shape = r.layout();
     let moe = r.moe_params();
     match moe {
         Some(p) => {
@@ -233,7 +233,7 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         f.number("window", Some(u64::from(window)));
         f.number("local_layers", Some(u64::from(local)));
     }
-    if let Some(s) = shape.filter(|_| moe.is_some()) {
+    if let Some(s) = shape {
         f.number("kv_lora_rank", s.kv_lora_rank.map(u64::from));
         if let Some(rope) = s.qk_rope_dim {
             f.raw("qk_rope_dim", &rope.to_string());
@@ -242,8 +242,10 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         if let Some(state) = s.linear_state {
             f.raw("linear_state", &format!("{state} B"));
         }
-        f.number("experts", Some(u64::from(s.experts)));
-        f.number("experts_active", Some(u64::from(s.experts_active)));
+        if moe.is_some() {
+            f.number("experts", s.experts.map(u64::from));
+            f.number("experts_active", s.experts_active.map(u64::from));
+        }
     }
     if let Some(quant) = resolved.format.as_ref().and_then(|q| q.stdlib_quant()) {
         f.raw("default_quant", quant);
@@ -253,25 +255,35 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         let _ = write!(source, "{step}; ");
     }
     let _ = write!(source, "architecture from {REGISTRY_SOURCE}, row {}", r.id);
-    if let (Some(s), Some(p)) = (shape, moe) {
-        let _ = write!(
-            source,
-            "; expert layout ({} of {} experts per token in {} of {} layers) that of {}, read from {}{}",
-            s.experts_active,
-            s.experts,
-            s.moe_layers,
-            s.layers,
-            s.reference,
-            s.source,
-            if p.total_from_reference {
-                format!(
-                    ", total parameters {}'s (the row's own count is not the model's)",
-                    s.reference
-                )
-            } else {
-                String::new()
-            }
-        );
+    match (shape, moe) {
+        (Some(s), Some(p)) => {
+            let _ = write!(
+                source,
+                "; expert layout ({} of {} experts per token in {} of {} layers) that of {}, read from {}{}",
+                s.experts_active.unwrap_or(0),
+                s.experts.unwrap_or(0),
+                s.moe_layers.unwrap_or(0),
+                s.layers,
+                s.reference,
+                s.source,
+                if p.total_from_reference {
+                    format!(
+                        ", total parameters {}'s (the row's own count is not the model's)",
+                        s.reference
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        (Some(s), None) => {
+            let _ = write!(
+                source,
+                "; attention layout that of {}, read from {}",
+                s.reference, s.source
+            );
+        }
+        _ => {}
     }
     if let Some(format) = &resolved.format {
         let _ = write!(source, "; weights in {format}");

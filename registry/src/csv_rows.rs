@@ -342,12 +342,12 @@ pub fn parse_csv(text: &str) -> Result<Parsed, String> {
     Ok(Parsed { rows, skipped })
 }
 
-/// `data/moe_shapes.csv`'s header.
+/// `data/layouts.csv`'s header.
 pub const SHAPE_HEADER: [&str; 18] = [
     "architecture",
     "layers",
     "hidden",
-    "expert_intermediate",
+    "intermediate",
     "vocab",
     "experts",
     "experts_active",
@@ -364,21 +364,23 @@ pub const SHAPE_HEADER: [&str; 18] = [
     "source",
 ];
 
-/// Most rows `data/moe_shapes.csv` may hold (the shape index of a record is a `u16`).
+/// Most rows `data/layouts.csv` may hold (the shape index of a record is a `u16`).
 pub const MAX_SHAPES: usize = 4096;
 
-/// One row of `data/moe_shapes.csv`: the expert layout of a mixture-of-experts architecture,
-/// keyed by the shape a registry row carries.
+/// One row of `data/layouts.csv`: what the bulk data lacks of an architecture (the expert
+/// layout of a mixture of experts, latent, sliding-window or linear attention), keyed by the
+/// shape a registry row carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
     pub architecture: String,
     pub layers: u32,
     pub hidden: u32,
-    pub expert_intermediate: u32,
+    /// The registry row's FFN column: per expert for a MoE layout, dense otherwise.
+    pub intermediate: u32,
     pub vocab: u32,
-    pub experts: u32,
-    pub experts_active: u32,
-    pub moe_layers: u32,
+    pub experts: Option<u32>,
+    pub experts_active: Option<u32>,
+    pub moe_layers: Option<u32>,
     pub params: u64,
     pub active_params: u64,
     pub kv_lora_rank: Option<u32>,
@@ -391,7 +393,7 @@ pub struct Shape {
     pub source: String,
 }
 
-/// Parses `data/moe_shapes.csv`. Unlike the bulk table, every row is curated: any malformed
+/// Parses `data/layouts.csv`. Unlike the bulk table, every row is curated: any malformed
 /// row, or a layout that cannot be (more active experts than experts, more sparse or local
 /// layers than layers), fails the build.
 pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
@@ -442,11 +444,11 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             architecture: f[0].clone(),
             layers: need(1)?,
             hidden: need(2)?,
-            expert_intermediate: need(3)?,
+            intermediate: need(3)?,
             vocab: need(4)?,
-            experts: need(5)?,
-            experts_active: need(6)?,
-            moe_layers: need(7)?,
+            experts: maybe(5)?,
+            experts_active: maybe(6)?,
+            moe_layers: maybe(7)?,
             params: big(8)?,
             active_params: big(9)?,
             kv_lora_rank: maybe(10)?,
@@ -458,9 +460,13 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             reference: f[16].clone(),
             source: f[17].clone(),
         };
-        if shape.experts_active > shape.experts
-            || shape.active_params >= shape.params
-            || shape.moe_layers > shape.layers
+        let moe_consistent = match (shape.experts, shape.experts_active, shape.moe_layers) {
+            (Some(e), Some(k), Some(m)) => k < e && m <= shape.layers,
+            (None, None, None) => true,
+            _ => false,
+        };
+        if !moe_consistent
+            || shape.active_params > shape.params
             || shape.local_layers.is_some_and(|l| l > shape.layers)
             || shape.window.is_some() != shape.local_layers.is_some()
             || shape.kv_lora_rank.is_some() != shape.qk_rope_dim.is_some()
@@ -476,18 +482,16 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
     Ok(shapes)
 }
 
-/// The index of the shape a MoE row has: same architecture, layers, hidden size, expert FFN
-/// size and vocabulary; among several, the one whose parameter count is nearest the row's.
-/// Dense rows have none.
+/// The index of the layout a row has: same architecture, layers, hidden size, FFN size and
+/// vocabulary, and a MoE layout for a MoE row, a dense one for a dense row; among several,
+/// the one whose parameter count is nearest the row's.
 pub fn shape_of(row: &Row, moe: bool, shapes: &[Shape]) -> Option<u16> {
-    if !moe {
-        return None;
-    }
     let same = |s: &Shape| {
-        row.architecture == s.architecture
+        s.experts.is_some() == moe
+            && row.architecture == s.architecture
             && row.layers == Some(s.layers)
             && row.hidden == Some(s.hidden)
-            && row.intermediate_col == Some(s.expert_intermediate)
+            && row.intermediate_col == Some(s.intermediate)
             && row.vocab == Some(s.vocab)
     };
     let distance = |s: &Shape| row.params.map_or(0, |p| p.abs_diff(s.params));

@@ -51,28 +51,31 @@ pub struct Record {
     /// `text-generation` or `image-text-to-text`.
     pub pipeline: &'static str,
     moe: bool,
-    /// Index into [`moe_shapes`] (`data/moe_shapes.csv`) of this MoE row's expert layout.
+    /// Index into [`layouts`] (`data/layouts.csv`) of this row's layout.
     shape: Option<u16>,
 }
 
-/// The expert layout of a mixture-of-experts architecture, from a published config.json
-/// (`data/moe_shapes.csv`; `scripts/moe_shapes.py` writes it). A registry row has it when its
-/// architecture, layers, hidden size, expert FFN size and vocabulary are this shape's.
+/// What the bulk data lacks of an architecture, from a published config.json
+/// (`data/layouts.csv`; `scripts/layouts.py` writes it): a mixture of experts' expert layout
+/// and active parameters, MLA latent sizes, sliding-window and linear-attention layers. A
+/// registry row has it when its architecture, layers, hidden size, FFN size and vocabulary
+/// are this layout's (and both are MoE, or both dense).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MoeShape {
+pub struct Layout {
     /// config.json `model_type`, as the registry spells it.
     pub architecture: &'static str,
     pub layers: u32,
     pub hidden: u32,
-    /// One routed expert's FFN size (`moe_intermediate_size`).
-    pub expert_intermediate: u32,
+    /// The registry row's FFN size: one routed expert's (`moe_intermediate_size`) for a MoE
+    /// layout, the dense MLP's otherwise.
+    pub intermediate: u32,
     pub vocab: u32,
-    /// Routed experts per MoE layer.
-    pub experts: u32,
+    /// Routed experts per MoE layer (None: dense).
+    pub experts: Option<u32>,
     /// Routed experts each token picks.
-    pub experts_active: u32,
+    pub experts_active: Option<u32>,
     /// Layers with routed experts (the rest are dense).
-    pub moe_layers: u32,
+    pub moe_layers: Option<u32>,
     /// The reference model's parameter count (its registry row).
     pub params: u64,
     /// The parameters one token reads in the reference model's main network (embeddings and
@@ -95,9 +98,9 @@ pub struct MoeShape {
     pub source: &'static str,
 }
 
-/// All MoE layouts the registry knows.
-pub fn moe_shapes() -> &'static [MoeShape] {
-    &MOE_SHAPES
+/// All layouts the registry knows.
+pub fn layouts() -> &'static [Layout] {
+    &LAYOUTS
 }
 
 /// Total and active parameters of a MoE record (see [`Record::moe_params`]).
@@ -219,9 +222,9 @@ impl Record {
         self.moe
     }
 
-    /// The expert layout, when this MoE row's shape is in `data/moe_shapes.csv`.
-    pub fn moe_shape(&self) -> Option<&'static MoeShape> {
-        self.shape.and_then(|i| MOE_SHAPES.get(usize::from(i)))
+    /// The layout, when this row's shape is in `data/layouts.csv`.
+    pub fn layout(&self) -> Option<&'static Layout> {
+        self.shape.and_then(|i| LAYOUTS.get(usize::from(i)))
     }
 
     /// Total and active parameters from the expert layout: the active count is the
@@ -230,7 +233,7 @@ impl Record {
     /// reference model's, else the reference's (quantized re-uploads often count packed
     /// tensors). None without a layout.
     pub fn moe_params(&self) -> Option<MoeParams> {
-        let shape = self.moe_shape()?;
+        let shape = self.layout().filter(|s| s.experts.is_some())?;
         let own = self.params.filter(|&p| {
             let (p, r) = (p as f64, shape.params as f64);
             (p - r).abs() <= 0.2 * r && p > shape.active_params as f64
@@ -244,7 +247,7 @@ impl Record {
 
     /// The attention layout: MLA from the architecture, otherwise from heads vs kv_heads.
     pub fn attention(&self) -> Attention {
-        let latent = self.moe_shape().is_some_and(|s| s.kv_lora_rank.is_some());
+        let latent = self.layout().is_some_and(|s| s.kv_lora_rank.is_some());
         if latent || MLA_ARCHITECTURES.contains(&self.architecture) {
             return Attention::Mla;
         }
@@ -258,7 +261,7 @@ impl Record {
     /// The facts this record lacks for a full memory estimate, each with how to supply it.
     pub fn missing(&self) -> Vec<Missing> {
         let mut v = Vec::new();
-        let shape = self.moe_shape();
+        let shape = self.layout();
         if self.is_moe() && self.moe_params().is_none() {
             v.push(Missing::MoeExpertCounts);
         }

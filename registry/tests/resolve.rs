@@ -421,13 +421,13 @@ fn moe_mla_and_dense_fields() {
         (moe.intermediate, moe.expert_intermediate),
         (None, Some(768))
     );
-    // Its expert layout comes from data/moe_shapes.csv: nothing is missing, and the active
+    // Its expert layout comes from data/layouts.csv: nothing is missing, and the active
     // parameters are the curated figure (30,532,122,624 − 120 × 3 × 2048 × 768 × 48).
     assert_eq!(moe.missing(), vec![]);
-    let shape = moe.moe_shape().expect("Qwen3-30B-A3B's layout");
+    let shape = moe.layout().expect("Qwen3-30B-A3B's layout");
     assert_eq!(
         (shape.experts, shape.experts_active, shape.moe_layers),
-        (128, 8, 48)
+        (Some(128), Some(8), Some(48))
     );
     let p = moe.moe_params().expect("params");
     assert_eq!((p.total, p.active), (30_532_122_624, 3_353_032_704));
@@ -435,7 +435,7 @@ fn moe_mla_and_dense_fields() {
     assert!(!p.total_from_reference);
     // A MoE shape with no published layout stays incomplete.
     let ernie = get("baidu/ERNIE-4.5-21B-A3B-Thinking").expect("row");
-    assert!(ernie.is_moe() && ernie.moe_shape().is_none());
+    assert!(ernie.is_moe() && ernie.layout().is_none());
     assert_eq!(ernie.missing(), vec![Missing::MoeExpertCounts]);
 
     // MoE from the name only (architecture gemma4 is shared with dense Gemma 4 models).
@@ -452,12 +452,17 @@ fn moe_mla_and_dense_fields() {
     // DeepSeek-V3's layout holds its latent sizes; GLM-5's turns its heads into MLA.
     let v3 = get("deepseek-ai/DeepSeek-V3").expect("row");
     assert_eq!(v3.missing(), vec![]);
-    assert_eq!(v3.moe_shape().and_then(|s| s.kv_lora_rank), Some(512));
+    assert_eq!(v3.layout().and_then(|s| s.kv_lora_rank), Some(512));
     let glm5 = get("zai-org/GLM-5").expect("row");
     assert_eq!(glm5.attention(), Attention::Mla);
+    // A dense layout: Qwen3.8-27B has Qwen3.5-27B's shape, 48 of 64 layers Gated DeltaNet.
+    let q38 = get("Qwen/Qwen3.8-27B").expect("row");
+    assert!(!q38.is_moe() && q38.moe_params().is_none());
+    let dense = q38.layout().expect("Qwen3.5-27B's layout");
+    assert_eq!((dense.experts, dense.linear_layers), (None, Some(48)));
     // Qwen3.5/3.6 MoE: 30 of 40 layers are Gated DeltaNet, 2,146,304 bytes of state each.
     let q36 = get("nvidia/Qwen3.6-35B-A3B-NVFP4").expect("row");
-    let shape = q36.moe_shape().expect("Qwen3.5-35B-A3B's layout");
+    let shape = q36.layout().expect("Qwen3.5-35B-A3B's layout");
     assert_eq!(
         (shape.linear_layers, shape.linear_state),
         (Some(30), Some(2_146_304))
@@ -465,7 +470,7 @@ fn moe_mla_and_dense_fields() {
     // gpt-oss: the sliding-window layout comes with it.
     let oss = get("openai/gpt-oss-120b").expect("row");
     assert_eq!(oss.missing(), vec![]);
-    let shape = oss.moe_shape().unwrap();
+    let shape = oss.layout().unwrap();
     assert_eq!((shape.window, shape.local_layers), (Some(128), Some(18)));
     assert!(
         Missing::MoeExpertCounts
@@ -545,30 +550,35 @@ fn lookup_timing() {
     assert!(ns_get < 100_000.0 && ns_alias < 1_000_000.0);
 }
 
-/// Every layout in data/moe_shapes.csv is cited, consistent, and leaves a positive active
+/// Every layout in data/layouts.csv is cited, consistent, and leaves a positive active
 /// count for its reference model; two layouts with one key differ in parameters (the nearer
 /// one is taken).
 #[test]
-fn moe_shapes_are_cited_and_consistent() {
-    let shapes = deployfit_registry::moe_shapes();
+fn layouts_are_cited_and_consistent() {
+    let shapes = deployfit_registry::layouts();
     assert!(shapes.len() >= 20, "{}", shapes.len());
     for s in shapes {
         assert!(s.source.starts_with("https://github.com/"), "{s:?}");
-        assert!(
-            s.experts_active < s.experts && s.moe_layers <= s.layers,
-            "{s:?}"
-        );
         let active = s.active_params;
-        assert!(
-            active > s.params / 100 && active < s.params / 2,
-            "{s:?}: active {active}"
-        );
+        match (s.experts, s.experts_active, s.moe_layers) {
+            (Some(e), Some(k), Some(m)) => {
+                assert!(k < e && m <= s.layers, "{s:?}");
+                assert!(
+                    active > s.params / 100 && active < s.params / 2,
+                    "{s:?}: active {active}"
+                );
+            }
+            _ => assert!(
+                active <= s.params && active > s.params / 2,
+                "{s:?}: active {active}"
+            ),
+        }
     }
     // Each reference in the registry resolves to its own layout.
     for s in shapes {
         let same = |r: &&Record| r.architecture == s.architecture && r.vocab == Some(s.vocab);
         if let Some(r) = get(s.reference).filter(same) {
-            assert_eq!(r.moe_shape(), Some(s), "{}", s.reference);
+            assert_eq!(r.layout(), Some(s), "{}", s.reference);
         }
     }
     // Stated active sizes (model cards; some leave the embeddings out): GLM-4.5-Air 12B,

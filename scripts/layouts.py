@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Writes registry/data/moe_shapes.csv: the expert layout of mixture-of-experts architectures,
-keyed by the shape the registry rows carry (model_type, layers, hidden size, expert FFN size,
-vocabulary), read from published config.json files.
+"""Writes registry/data/layouts.csv: what the bulk registry data lacks of an architecture (the
+expert layout of a mixture of experts, latent, sliding-window and linear attention), keyed by
+the shape the registry rows carry (model_type, layers, hidden size, FFN size, vocabulary),
+read from published config.json files.
 
 Source of the config.json files: NVIDIA's ai-dynamo/aiconfigurator repository, which ships the
 Hugging Face config.json of the models it plans for (fetched into a local mirror; pass its git
 directory). GLM-4.5-Air's layout is Zhipu's own slime training recipe (no config.json for it in
 that repository). Reference parameter counts are the registry's own rows (hf_models.csv).
 
-Usage: scripts/moe_shapes.py <aiconfigurator git dir> > registry/data/moe_shapes.csv
+Usage: scripts/layouts.py <aiconfigurator git dir> > registry/data/layouts.csv
 """
 import csv
 import json
@@ -58,6 +59,9 @@ CONFIGS = [
      "mistralai--Mixtral-8x22B-v0.1"),
     ("llama4", "unsloth/Llama-4-Scout-17B-16E-Instruct", NEW, NEW_DIR,
      "meta-llama--Llama-4-Scout-17B-16E-Instruct"),
+    # Dense layouts: Qwen3.5/3.6/3.8-27B's Gated DeltaNet layers.
+    ("qwen3_5", "Qwen/Qwen3.5-27B", NEW, NEW_DIR, "Qwen--Qwen3.5-27B"),
+    ("qwen3_5_text", "Qwen/Qwen3.5-27B", NEW, NEW_DIR, "Qwen--Qwen3.5-27B"),
 ]
 
 # GLM-4.5-Air: THUDM/slime scripts/models/glm4.5-106B-A12B.sh (Zhipu's RL framework; Megatron
@@ -72,7 +76,7 @@ GLM45_AIR = dict(model_type="glm4_moe", hidden_size=4096, num_hidden_layers=46,
 SLIME = ("https://github.com/THUDM/slime/blob/0b0c277d5b4cc66efc3b6db269e2e5184e8f3b1e/"
          "scripts/models/glm4.5-106B-A12B.sh")
 
-COLUMNS = ["architecture", "layers", "hidden", "expert_intermediate", "vocab", "experts",
+COLUMNS = ["architecture", "layers", "hidden", "intermediate", "vocab", "experts",
            "experts_active", "moe_layers", "params", "active_params", "kv_lora_rank",
            "qk_rope_dim", "window", "local_layers", "linear_layers", "linear_state", "reference",
            "source"]
@@ -172,21 +176,23 @@ def row_of(git, arch, ref, commit, directory, stem, registry):
     t = c.get("text_config", c)
     layers = t["num_hidden_layers"]
     experts = t.get("num_experts") or t.get("num_local_experts") or t.get("n_routed_experts")
-    inter = t.get("moe_intermediate_size") or t["intermediate_size"]
+    inter = (t.get("moe_intermediate_size") or t["intermediate_size"]) if experts \
+        else t["intermediate_size"]
     window = local = ""
     types = t.get("layer_types")
     if t.get("sliding_window") and types:
         local = sum(1 for x in types if x == "sliding_attention")
         window = t["sliding_window"] if local else ""
         local = local or ""
-    sparse = moe_layers(t, layers)
+    sparse = moe_layers(t, layers) if experts else set()
     linear, state = linear_layout(t)
     return dict(
         linear_layers=linear, linear_state=state,
-        architecture=arch, layers=layers, hidden=t["hidden_size"], expert_intermediate=inter,
-        vocab=t["vocab_size"], experts=experts, experts_active=t["num_experts_per_tok"],
-        moe_layers=len(sparse), params=registry[ref]["parameters_raw"],
-        active_params=active_params(t, t["num_experts_per_tok"], sparse),
+        architecture=arch, layers=layers, hidden=t["hidden_size"], intermediate=inter,
+        vocab=t["vocab_size"], experts=experts or "",
+        experts_active=t["num_experts_per_tok"] if experts else "",
+        moe_layers=len(sparse) if experts else "", params=registry[ref]["parameters_raw"],
+        active_params=active_params(t, t.get("num_experts_per_tok", 0), sparse),
         kv_lora_rank=t.get("kv_lora_rank") or "", qk_rope_dim=t.get("qk_rope_head_dim") or "",
         window=window, local_layers=local, reference=ref,
         source=f"https://github.com/{AIC}/blob/{commit}/{path}",
@@ -195,7 +201,7 @@ def row_of(git, arch, ref, commit, directory, stem, registry):
 
 def extra_rows():
     return [
-        dict(architecture="glm4_moe", layers=46, hidden=4096, expert_intermediate=1408,
+        dict(architecture="glm4_moe", layers=46, hidden=4096, intermediate=1408,
              vocab=151552, experts=128, experts_active=8, moe_layers=45,
              active_params=active_params(GLM45_AIR, 8, set(range(1, 46))),
              reference="zai-org/GLM-4.5-Air", source=SLIME),
