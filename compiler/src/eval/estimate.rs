@@ -1761,31 +1761,20 @@ fn serving_inputs(
     let engine = inputs.engine;
     let pooled = speed::Engine::POOLED;
     let arch_share = serving_share(inputs);
+    // The engine's field, else the pooled fit's value.
+    let field = |name: &str, pooled: f64| engine.number(name).unwrap_or(pooled);
     let engine_speed = speed::Engine {
         bandwidth_efficiency: arch_share
-            * engine
-                .number("bandwidth_efficiency")
-                .unwrap_or(pooled.bandwidth_efficiency),
-        compute_efficiency: arch_share
-            * engine
-                .number("compute_efficiency")
-                .unwrap_or(pooled.compute_efficiency),
-        step_overhead: engine
-            .number("step_overhead")
-            .unwrap_or(pooled.step_overhead),
-        sequence_overhead: engine
-            .number("sequence_overhead")
-            .unwrap_or(pooled.sequence_overhead),
+            * field("bandwidth_efficiency", pooled.bandwidth_efficiency),
+        compute_efficiency: arch_share * field("compute_efficiency", pooled.compute_efficiency),
+        step_overhead: field("step_overhead", pooled.step_overhead),
+        sequence_overhead: field("sequence_overhead", pooled.sequence_overhead),
         cuda_graphs: !inputs.enforce_eager
             && engine
                 .symbol("cuda_graphs")
                 .map_or(pooled.cuda_graphs, |graphs| graphs == "yes"),
-        moe_efficiency: engine
-            .number("moe_efficiency")
-            .unwrap_or(pooled.moe_efficiency),
-        output_reserve: engine
-            .number("output_reserve")
-            .unwrap_or(pooled.output_reserve),
+        moe_efficiency: field("moe_efficiency", pooled.moe_efficiency),
+        output_reserve: field("output_reserve", pooled.output_reserve),
     };
     let model = inputs.model;
     let (expert_share, expert_pick) = expert_shares(model);
