@@ -703,3 +703,32 @@ fn a_dense_linear_attention_model_starts_where_vllm_did() {
         "{tokens} tokens against vLLM's 377,456"
     );
 }
+
+/// A Qwen3.5 config.json given by path: its 30 Gated DeltaNet layers and their state reach
+/// the KV cache through the binary (the same bytes as the registry layout of its shape).
+#[test]
+fn a_qwen3_5_config_json_keeps_its_linear_state() {
+    let dir = scratch("models_config_linear");
+    let fixtures = common::root().join("artifacts/tests/fixtures/configs");
+    let text = std::fs::read_to_string(fixtures.join("qwen3_5_35b_a3b.json")).unwrap();
+    write(&dir, "models/Qwen3.5-35B-A3B/config.json", &text);
+    write(
+        &dir,
+        "f.deploy",
+        "// Zustand — 状态\ndeployment q {\n    model    = \"./models/Qwen3.5-35B-A3B\"\n    quant    = bf16\n    kv_cache = fp8\n    engine   = vllm\n    gpu      = h100_sxm5\n    seqs     = 1\n    context  = 128k\n}\n",
+    );
+    let explained = explain_json(&dir, "f.deploy");
+    let q = explanation(&explained, "q");
+    // As the registry layout: 10 attention layers × 1,024 bytes a token, 30 × 2,146,304.
+    assert_eq!(
+        q["kv_bytes"],
+        10 * 1024 * 131_072 + 30 * 1024 * 2096_i64,
+        "{q}"
+    );
+    assert!(
+        q["assumptions"]
+            .to_string()
+            .contains("30 of the model's layers use linear attention"),
+        "{q}"
+    );
+}
