@@ -362,12 +362,7 @@ fn assumptions(
         "the KV cache is stored as {} whatever the weight format; sequences share one copy of the weights",
         setup.kv_cache
     ));
-    if let Some(model) = model
-        && let (Some(linear), Some(state)) =
-            (model.number("linear_layers"), model.number("linear_state"))
-        && !matches!(model.symbol("attention"), Some("mla" | "hybrid"))
-        && linear > 0.0
-    {
+    if let Some((linear, state)) = model.and_then(crate::eval::estimate::linear_attention) {
         out.push(format!(
             "{linear:.0} of the model's layers use linear attention: each keeps a fixed state of {:.2} MiB per sequence instead of a KV cache, counted as a layer whose KV stops growing at as many tokens as that state's bytes",
             state / (1u64 << 20) as f64

@@ -573,7 +573,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         inputs.engine.fields.get("window_kv"),
         Some(Value::Symbol(kind)) if kind == "full"
     );
-    let linear = linear_layout(model, attention, per_layer, layers);
+    let linear = linear_layout(model, per_layer, layers);
     let (local_layers, window) = if attention == "hybrid" && windowed {
         (
             model.number("local_layers").unwrap_or(0.0).min(layers),
@@ -670,24 +670,26 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     })
 }
 
-/// Linear-attention layers (`linear_layers`, each with `linear_state` bytes per sequence)
-/// as (layers, window): a layer that keeps a fixed state per sequence is a layer whose KV
-/// stops growing at the window of as many tokens as the state's bytes (`per_layer` bytes a
-/// token), so the memory, the KV read per step and the cache's admission all follow the
-/// sliding-window layers' terms. None without both fields, for MLA, or for a `hybrid` model
-/// (whose local layers hold that place; its linear layers then count as full attention).
-fn linear_layout(
-    model: &Entry<'_>,
-    attention: &str,
-    per_layer: f64,
-    layers: f64,
-) -> Option<(f64, f64)> {
-    if attention == "mla" || attention == "hybrid" || per_layer <= 0.0 {
+/// A model's linear-attention layers and the bytes of one layer's state per sequence
+/// (`linear_layers`, `linear_state`), when both are given and positive and the model is
+/// neither MLA nor a sliding-window `hybrid` (whose local layers hold that place; its linear
+/// layers then count as full attention).
+pub fn linear_attention(model: &Entry<'_>) -> Option<(f64, f64)> {
+    if matches!(model.symbol("attention"), Some("mla" | "hybrid")) {
         return None;
     }
-    let linear = model.number("linear_layers")?.min(layers);
+    let linear = model.number("linear_layers")?;
     let state = model.number("linear_state")?;
-    (linear > 0.0 && state > 0.0).then(|| (linear, (state / per_layer).max(1.0)))
+    (linear > 0.0 && state > 0.0).then_some((linear, state))
+}
+
+/// [`linear_attention`]'s layers as (layers, window): a layer that keeps a fixed state per
+/// sequence is a layer whose KV stops growing at the window of as many tokens as the
+/// state's bytes (`per_layer` bytes a token), so the memory, the KV read per step and the
+/// cache's admission all follow the sliding-window layers' terms.
+fn linear_layout(model: &Entry<'_>, per_layer: f64, layers: f64) -> Option<(f64, f64)> {
+    let (linear, state) = linear_attention(model).filter(|_| per_layer > 0.0)?;
+    Some((linear.min(layers), (state / per_layer).max(1.0)))
 }
 
 /// The engine's memory beyond weights and KV cache on each GPU, by component, in bytes
