@@ -625,6 +625,7 @@ struct Constants {
     step: f64,
     sequence: f64,
     moe: f64,
+    moe_bandwidth: f64,
 }
 
 impl Constants {
@@ -633,12 +634,13 @@ impl Constants {
             .iter()
             .map(|(engine, compute)| {
                 format!(
-                    "engine fit_{engine} extends {engine} {{\n    bandwidth_efficiency = {:.4}%\n    compute_efficiency = {:.4}%\n    step_overhead = {:.6} ms\n    sequence_overhead = {:.8} ms\n    moe_efficiency = {:.4}%\n}}\n",
+                    "engine fit_{engine} extends {engine} {{\n    bandwidth_efficiency = {:.4}%\n    compute_efficiency = {:.4}%\n    step_overhead = {:.6} ms\n    sequence_overhead = {:.8} ms\n    moe_efficiency = {:.4}%\n    moe_bandwidth_efficiency = {:.4}%\n}}\n",
                     self.bandwidth * 100.0,
                     compute * 100.0,
                     self.step * 1e3,
                     self.sequence * 1e3,
-                    self.moe * 100.0
+                    self.moe * 100.0,
+                    self.moe_bandwidth * 100.0
                 )
             })
             .collect()
@@ -779,28 +781,29 @@ fn serving_measurements() {
 
     // Regression bounds, just past what the shipped constants met (in-sample; the held-out
     // figures are in docs/calibration-serving.md, from `fit_serving_constants`): throughput
-    // median 9.4 %, time per output token 12.7 %, single-request time to first token
-    // 12.5 %, first token of a queued burst 24.3 %; inside the printed ranges 87.5 %, 85.0 %,
-    // 85.7 %, 81.8 %, all rows 86.2 %.
+    // median 8.5 %, time per output token 11.0 %, single-request time to first token
+    // 10.7 %, first token of a queued burst 21.9 %; inside the printed ranges 91.1 %, 70.0 %
+    // (DeepSeek-R1's six burst rows run 1.7-2.4x slower than predicted), 85.7 %, 81.8 %,
+    // all rows 85.1 %.
     let get = |key: &str| summary[key];
     let (n, throughput, throughput_in) = get("throughput");
     assert_eq!(n, 56);
-    assert!(throughput <= 10.0, "throughput median {throughput:.1} %");
+    assert!(throughput <= 9.5, "throughput median {throughput:.1} %");
     assert!(
-        throughput_in >= 85.0,
+        throughput_in >= 88.0,
         "throughput inside {throughput_in:.1} %"
     );
     let (n, tpot, tpot_in) = get("tpot");
     assert_eq!(n, 20);
-    assert!(tpot <= 14.0, "TPOT median {tpot:.1} %");
-    assert!(tpot_in >= 80.0, "TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 12.5, "TPOT median {tpot:.1} %");
+    assert!(tpot_in >= 70.0, "TPOT inside {tpot_in:.1} %");
     let (n, ttft, ttft_in) = get("ttft_single");
     assert_eq!(n, 7);
-    assert!(ttft <= 13.0, "single-request TTFT median {ttft:.1} %");
+    assert!(ttft <= 12.0, "single-request TTFT median {ttft:.1} %");
     assert!(ttft_in >= 80.0, "TTFT inside {ttft_in:.1} %");
     let (n, queued, queued_in) = get("ttft_load");
     assert_eq!(n, 11, "first tokens of bursts queued in the server");
-    assert!(queued <= 26.0, "queued TTFT median {queued:.1} %");
+    assert!(queued <= 24.0, "queued TTFT median {queued:.1} %");
     assert!(queued_in >= 75.0, "queued TTFT inside {queued_in:.1} %");
     let (_, _, all_in) = get("all");
     assert!(all_in >= 84.0, "all rows inside {all_in:.1} %");
@@ -867,6 +870,7 @@ fn start_constants() -> Constants {
         step: 1.3e-3,
         sequence: 7.6e-6,
         moe: 0.46,
+        moe_bandwidth: 0.46,
     }
 }
 
@@ -898,6 +902,7 @@ enum Knob {
     Step,
     Sequence,
     Moe,
+    MoeBandwidth,
 }
 
 impl Knob {
@@ -909,6 +914,7 @@ impl Knob {
             Knob::Step => k.step,
             Knob::Sequence => k.sequence,
             Knob::Moe => k.moe,
+            Knob::MoeBandwidth => k.moe_bandwidth,
         }
     }
     fn set(self, k: &mut Constants, x: f64) {
@@ -921,11 +927,12 @@ impl Knob {
             Knob::Step => k.step = x,
             Knob::Sequence => k.sequence = x,
             Knob::Moe => k.moe = x,
+            Knob::MoeBandwidth => k.moe_bandwidth = x,
         }
     }
     fn bounds(self) -> (f64, f64) {
         match self {
-            Knob::Bandwidth | Knob::Compute(_) | Knob::Moe => (0.1, 1.0),
+            Knob::Bandwidth | Knob::Compute(_) | Knob::Moe | Knob::MoeBandwidth => (0.1, 1.0),
             Knob::Step => (1e-5, 0.02),
             Knob::Sequence => (1e-7, 1e-3),
         }
@@ -978,7 +985,7 @@ fn fit(ws: &mut Workspace, cases: &[&Case]) -> Constants {
     let moe: Vec<&Case> = cases
         .iter()
         .copied()
-        .filter(|c| MOE_MODELS.contains(&c.model))
+        .filter(|c| MOE_MODELS.contains(&c.model) && !MOE_SHARES_LEFT_OUT.contains(&c.model))
         .collect();
     for _ in 0..2 {
         search(ws, &mut k, Knob::Bandwidth, cases, None);
@@ -986,6 +993,7 @@ fn fit(ws: &mut Workspace, cases: &[&Case]) -> Constants {
         search(ws, &mut k, Knob::Sequence, cases, None);
         search(ws, &mut k, Knob::Step, &single, None);
         search(ws, &mut k, Knob::Moe, &moe, None);
+        search(ws, &mut k, Knob::MoeBandwidth, &moe, None);
     }
     let pooled = Knob::Compute(None).get(&k);
     println!("pooled compute efficiency {pooled:.4}");
@@ -999,6 +1007,15 @@ fn fit(ws: &mut Workspace, cases: &[&Case]) -> Constants {
     }
     k
 }
+
+/// MoE models whose rows the two MoE shares are not fitted on (they still fit every other
+/// constant and are evaluated like any row). DeepSeek-R1's rows are one lab's 1000-request
+/// ShareGPT bursts on 8 H200s (S150–S166): no share fits them together with the same lab's
+/// other DeepSeek-R1 runs (GPUStack's pages at 4 to 500 requests, 19 figures, 8 % median
+/// error with the shares fitted without them), nor with its Qwen3-235B-A22B runs; a
+/// separate share for block-scaled FP8 experts fitted on them (21 %) put those at +93 to
+/// +174 % and +45 to +106 % (docs/calibration-serving.md, "Mixture of experts").
+const MOE_SHARES_LEFT_OUT: &[&str] = &["deepseek_r1"];
 
 /// Catalog models with routed experts.
 const MOE_MODELS: &[&str] = &[
@@ -1508,27 +1525,27 @@ fn gpustack_measurements() {
     assert_eq!(registry, 252);
 
     // Regression bounds, just past what the shipped constants met on rows never fitted:
-    // throughput median 24.4 %, time per output token 26.8 % (means) and 24.1 % (medians),
-    // queued first token 33.7 %; inside the printed ranges 69.8 %, 76.2 %, 78.8 %, 78.0 %,
-    // all 75.7 %. (On the 611 figures of catalog models alone: 22.8, 24.1, 21.6, 29.1 %;
-    // 79.7 % inside.)
+    // throughput median 20.9 %, time per output token 25.9 % (means) and 24.7 % (medians),
+    // queued first token 33.2 %; inside the printed ranges 75.5 %, 74.3 %, 76.6 %, 78.0 %,
+    // all 76.0 %. (On the 611 figures of catalog models alone: 20.2, 24.2, 21.9, 31.1 %;
+    // 79.1 % inside. On the 252 of registry MoE models: 37.2 %, 68.7 % inside.)
     let get = |key: &str| summary[key];
     let (_, throughput, throughput_in) = get("throughput");
-    assert!(throughput <= 26.0, "throughput median {throughput:.1} %");
+    assert!(throughput <= 22.5, "throughput median {throughput:.1} %");
     assert!(
-        throughput_in >= 67.0,
+        throughput_in >= 73.0,
         "throughput inside {throughput_in:.1} %"
     );
     let (_, tpot, tpot_in) = get("tpot mean");
-    assert!(tpot <= 28.5, "mean TPOT median error {tpot:.1} %");
-    assert!(tpot_in >= 74.0, "mean TPOT inside {tpot_in:.1} %");
+    assert!(tpot <= 27.5, "mean TPOT median error {tpot:.1} %");
+    assert!(tpot_in >= 73.0, "mean TPOT inside {tpot_in:.1} %");
     let (_, tpot, tpot_in) = get("tpot median");
     assert!(tpot <= 26.0, "median TPOT median error {tpot:.1} %");
-    assert!(tpot_in >= 76.5, "median TPOT inside {tpot_in:.1} %");
+    assert!(tpot_in >= 75.5, "median TPOT inside {tpot_in:.1} %");
     let (_, queued, queued_in) = get("ttft_load");
-    assert!(queued <= 35.5, "queued TTFT median {queued:.1} %");
-    assert!(queued_in >= 75.5, "queued TTFT inside {queued_in:.1} %");
+    assert!(queued <= 35.0, "queued TTFT median {queued:.1} %");
+    assert!(queued_in >= 76.5, "queued TTFT inside {queued_in:.1} %");
     let (_, all_median, all_in) = get("all");
-    assert!(all_median <= 29.0, "all rows median {all_median:.1} %");
-    assert!(all_in >= 73.5, "all rows inside {all_in:.1} %");
+    assert!(all_median <= 28.0, "all rows median {all_median:.1} %");
+    assert!(all_in >= 74.5, "all rows inside {all_in:.1} %");
 }

@@ -455,3 +455,75 @@ fn a_serving_efficiency_past_100_percent_is_diagnosed() {
     assert_eq!(d["line"].as_u64(), Some(3), "{d}");
     assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
 }
+
+/// A mixture-of-experts layer's two shares act apart: `moe_bandwidth_efficiency` slows the
+/// expert weights a bandwidth-bound decode streams, `moe_efficiency` the expert matmuls a
+/// compute-bound prefill runs; a dense model takes neither.
+#[test]
+fn moe_shares_split_streaming_from_matmuls() {
+    let one = |name: &str, model: &str, engine: &str| {
+        format!(
+            "deployment {name} {{ // Experten — 专家\n    model    = {model}\n    quant    = bf16\n    engine   = {engine}\n    gpu      = h100_sxm5\n    seqs     = 1\n    context  = 16k\n    workload {{\n        prompt = 8000\n        output = 200\n    }}\n}}\n"
+        )
+    };
+    let text = [
+        "// Mischung der Experten — 混合专家\nengine slow_stream extends vllm {\n    moe_bandwidth_efficiency = 30% // ü\n}\nengine slow_matmul extends vllm {\n    moe_efficiency = 10%\n}\n".to_string(),
+        one("moe", "qwen3_30b_a3b", "vllm"),
+        one("moe_stream", "qwen3_30b_a3b", "slow_stream"),
+        one("moe_matmul", "qwen3_30b_a3b", "slow_matmul"),
+        one("dense", "qwen3_8b", "vllm"),
+        one("dense_stream", "qwen3_8b", "slow_stream"),
+        one("dense_matmul", "qwen3_8b", "slow_matmul"),
+    ]
+    .concat();
+    let report = explain("moe-shares.deploy", &text);
+    let ratio =
+        |i: usize, base: usize, key: &str| figure(&report, i, key) / figure(&report, base, key);
+    // Decode of one sequence streams the touched experts: the stream share slows it (from
+    // the pooled 69 % to 30 % of the engine's bandwidth efficiency), the matmul share
+    // barely moves it.
+    let stream = ratio(1, 0, "decode_tps");
+    assert!(
+        (0.4..0.8).contains(&stream),
+        "decode at the stream share: {stream}"
+    );
+    let matmul = ratio(2, 0, "decode_tps");
+    assert!(
+        (0.95..1.001).contains(&matmul),
+        "decode at the matmul share: {matmul}"
+    );
+    // An 8,000-token prompt is matmul-bound: the matmul share slows it, the stream share
+    // does not.
+    let stream = ratio(1, 0, "prefill_tps");
+    assert!(
+        (0.97..=1.03).contains(&stream),
+        "prefill at the stream share: {stream}"
+    );
+    let matmul = ratio(2, 0, "prefill_tps");
+    assert!(matmul < 0.6, "prefill at the matmul share: {matmul}");
+    // A dense model has no experts: neither share changes a figure.
+    for key in ["decode_tps", "prefill_tps", "tpot_s", "ttft_s"] {
+        assert_eq!(figure(&report, 4, key), figure(&report, 3, key), "{key}");
+        assert_eq!(figure(&report, 5, key), figure(&report, 3, key), "{key}");
+    }
+}
+
+#[test]
+fn a_moe_bandwidth_efficiency_past_100_percent_is_diagnosed() {
+    let dir = scratch("simulator-moe-share");
+    let path = dir.join("bad.deploy");
+    let text = "// Überprüfung — 检查\nengine fast extends vllm {\n    moe_bandwidth_efficiency = 120% // ü\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::field::out_of_range")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
+    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+}

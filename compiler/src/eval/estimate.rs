@@ -1776,6 +1776,10 @@ fn serving_inputs(
                 .symbol("cuda_graphs")
                 .map_or(pooled.cuda_graphs, |graphs| graphs == "yes"),
         moe_efficiency: field("moe_efficiency", pooled.moe_efficiency),
+        moe_bandwidth_efficiency: field(
+            "moe_bandwidth_efficiency",
+            pooled.moe_bandwidth_efficiency,
+        ),
         output_reserve: field("output_reserve", pooled.output_reserve),
     };
     let model = inputs.model;

@@ -813,7 +813,13 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "moe_efficiency",
         FieldTy::Ratio,
-        "serving kernels: share of the bandwidth and compute efficiencies its mixture-of-experts kernels reach (default: the pooled fit)",
+        "serving kernels: share of the compute efficiency its mixture-of-experts matmuls reach (default: the pooled fit)",
+    )
+    .valid(Valid::Share),
+    f(
+        "moe_bandwidth_efficiency",
+        FieldTy::Ratio,
+        "serving kernels: share of the bandwidth efficiency its mixture-of-experts kernels reach streaming expert weights (default: the pooled fit)",
     )
     .valid(Valid::Share),
     f(

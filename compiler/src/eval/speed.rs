@@ -363,9 +363,12 @@ pub struct Engine {
     /// Whether its decode steps replay CUDA graphs; without them (eager mode) every
     /// kernel of every layer is launched each step.
     pub cuda_graphs: bool,
-    /// Share of the bandwidth and compute efficiencies its mixture-of-experts kernels
-    /// reach ([`MOE_EFFICIENCY`] unless the engine says).
+    /// Share of the compute efficiency its mixture-of-experts matmuls reach
+    /// ([`MOE_EFFICIENCY`] unless the engine says).
     pub moe_efficiency: f64,
+    /// Share of the bandwidth efficiency its mixture-of-experts kernels reach streaming
+    /// expert weights ([`MOE_BANDWIDTH_EFFICIENCY`] unless the engine says).
+    pub moe_bandwidth_efficiency: f64,
     /// Share of a request's output counted in its KV footprint at admission
     /// ([`super::sim::Config::output_reserve`]).
     pub output_reserve: f64,
@@ -377,20 +380,26 @@ impl Engine {
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.84,
-        compute_efficiency: 0.60,
-        step_overhead: 2.24e-3,
-        sequence_overhead: 7.6e-6,
+        bandwidth_efficiency: 0.81,
+        compute_efficiency: 0.58,
+        step_overhead: 1.79e-3,
+        sequence_overhead: 7.4e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
+        moe_bandwidth_efficiency: MOE_BANDWIDTH_EFFICIENCY,
         output_reserve: 0.5,
     };
 }
 
 /// Expert matmuls of a mixture-of-experts layer (grouped GEMMs over a few tokens per
-/// expert, with routing and token permutes) reach this share of the engine's bandwidth
-/// and compute efficiencies: fitted on the 21 MoE rows of the serving measurements.
-pub const MOE_EFFICIENCY: f64 = 0.41;
+/// expert, with routing and token permutes) reach this share of the engine's compute
+/// efficiency: fitted with [`MOE_BANDWIDTH_EFFICIENCY`] on the 14 MoE rows of the serving
+/// measurements other than DeepSeek-R1's (docs/calibration-serving.md, "Mixture of
+/// experts").
+pub const MOE_EFFICIENCY: f64 = 0.35;
+/// Expert weights a mixture-of-experts layer streams reach this share of the engine's
+/// bandwidth efficiency (the same fit as [`MOE_EFFICIENCY`]).
+pub const MOE_BANDWIDTH_EFFICIENCY: f64 = 0.69;
 /// Tokens an engine step processes at most when the engine does not say
 /// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
 pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
@@ -799,7 +808,7 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         let kv = decode
             * (serving.kv_global * decode_context
                 + serving.kv_local * decode_context.min(serving.kv_window));
-        let weights_time = (dense + experts / engine.moe_efficiency) / eta;
+        let weights_time = (dense + experts / engine.moe_bandwidth_efficiency) / eta;
         let kv_time = kv / eta;
         let matmul_time = matmul_rate
             .map(|rate| {
