@@ -501,6 +501,16 @@ fn moe_shares_split_streaming_from_matmuls() {
     );
     let matmul = ratio(2, 0, "prefill_tps");
     assert!(matmul < 0.6, "prefill at the matmul share: {matmul}");
+    // Explain names the shares each deployment runs at; a dense model gets no such line.
+    let said = |i: usize| report[i]["assumptions"].to_string();
+    assert!(
+        said(0).contains("expert weights stream at 69 % of the engine's bandwidth efficiency and expert matmuls reach 35 %"),
+        "{}",
+        said(0)
+    );
+    assert!(said(1).contains("stream at 30 %"), "{}", said(1));
+    assert!(said(2).contains("matmuls reach 10 %"), "{}", said(2));
+    assert!(!said(3).contains("expert weights stream"), "{}", said(3));
     // A dense model has no experts: neither share changes a figure.
     for key in ["decode_tps", "prefill_tps", "tpot_s", "ttft_s"] {
         assert_eq!(figure(&report, 4, key), figure(&report, 3, key), "{key}");

@@ -185,6 +185,22 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     share * 100.0
                 ));
             }
+            // A mixture-of-experts model: its expert kernels' shares of the engine's efficiencies.
+            if serving
+                && model.as_ref().is_some_and(|m| m.number("experts").is_some())
+                && let Some(engine) = entry(DeclKind::Engine, &setup.engine)
+            {
+                use crate::eval::speed::{MOE_BANDWIDTH_EFFICIENCY, MOE_EFFICIENCY};
+                let stream = engine
+                    .number("moe_bandwidth_efficiency")
+                    .unwrap_or(MOE_BANDWIDTH_EFFICIENCY);
+                let matmul = engine.number("moe_efficiency").unwrap_or(MOE_EFFICIENCY);
+                assumptions.push(format!(
+                    "mixture of experts: expert weights stream at {:.0} % of the engine's bandwidth efficiency and expert matmuls reach {:.0} % of its compute efficiency (the engine's `moe_bandwidth_efficiency`, `moe_efficiency`; docs/calibration-serving.md)",
+                    stream * 100.0,
+                    matmul * 100.0
+                ));
+            }
             // An architecture whose kernels reach less than the engines' fitted efficiencies.
             if serving
                 && let Some(Value::Ref(_, arch_name)) = gpu.and_then(|g| g.fields.get("arch"))

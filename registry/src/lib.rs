@@ -132,12 +132,19 @@ pub enum Attention {
 /// `model_type`s using multi-head latent attention. Sources: transformers
 /// `models/deepseek_v2/configuration_deepseek_v2.py`, `models/deepseek_v3/...` (`kv_lora_rank`),
 /// moonshotai/Kimi-K2-Instruct config.json (`model_type: kimi_k2`, `kv_lora_rank: 512`),
-/// openbmb/MiniCPM3-4B config.json (`kv_lora_rank: 256`).
+/// openbmb/MiniCPM3-4B config.json (`kv_lora_rank: 256`); Kimi-VL (`kimi_vl`): its language
+/// model is DeepSeek-V2/V3's (vllm-project/vllm
+/// vllm/model_executor/models/kimi_vl.py@0322cc0e288e08969696a3c9e0295c168e2c5034 builds it
+/// as `DeepseekV2ForCausalLM`), and vLLM's startup logs of Kimi-VL-A3B-Instruct
+/// (../shared/calibration/vllm_logs.csv rows 29 and 30) hold 1,426,368 and 1,890,896 KV tokens
+/// in 41.32 and 54.78 GiB: 31,104 B per token, 27 layers × 576 latent values × 2 B, not the
+/// 221,184 B of 16 full KV heads.
 const MLA_ARCHITECTURES: &[&str] = &[
     "deepseek_v2",
     "deepseek_v3",
     "deepseek_v32",
     "kimi_k2",
+    "kimi_vl",
     "minicpm3",
 ];
 
