@@ -7,7 +7,7 @@ read from published config.json files.
 Source of the config.json files: NVIDIA's ai-dynamo/aiconfigurator repository, which ships the
 Hugging Face config.json of the models it plans for (fetched into a local mirror; pass its git
 directory). GLM-4.5-Air's layout is Zhipu's own slime training recipe (no config.json for it in
-that repository). Reference parameter counts are the registry's own rows (hf_models.csv).
+that repository); DeepSeek-V2's and DeepSeek-V2-Lite's are DeepSeek's inference configs. Reference parameter counts are the registry's own rows (hf_models.csv).
 
 Usage: scripts/layouts.py <aiconfigurator git dir> > registry/data/layouts.csv
 """
@@ -75,6 +75,27 @@ GLM45_AIR = dict(model_type="glm4_moe", hidden_size=4096, num_hidden_layers=46,
                  n_shared_experts=1, first_k_dense_replace=1)
 SLIME = ("https://github.com/THUDM/slime/blob/0b0c277d5b4cc66efc3b6db269e2e5184e8f3b1e/"
          "scripts/models/glm4.5-106B-A12B.sh")
+
+# DeepSeek-V2 (236B) and DeepSeek-V2-Lite (16B): DeepSeek's own inference configs in the
+# deepseek-ai/DeepSeek-V3 repository (inference/configs/config_236B.json, config_16B.json),
+# written with that code's keys (dim, inter_dim, moe_inter_dim, n_layers, n_dense_layers,
+# n_heads, n_routed_experts, n_shared_experts, n_activated_experts, q_lora_rank 0 = none,
+# kv_lora_rank, qk_nope/rope_head_dim, v_head_dim); its model.py keeps the embedding and the
+# output head apart (untied). Transcribed here with the Hugging Face keys the functions below
+# read.
+DEEPSEEK_V3_REPO = "https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3a731f7567338ed15d3ec549ce03b"
+DEEPSEEK_V2 = dict(model_type="deepseek_v2", hidden_size=5120, num_hidden_layers=60,
+                   vocab_size=102400, num_attention_heads=128, intermediate_size=12288,
+                   moe_intermediate_size=1536, n_routed_experts=160, n_shared_experts=2,
+                   num_experts_per_tok=6, first_k_dense_replace=1, q_lora_rank=1536,
+                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                   v_head_dim=128)
+DEEPSEEK_V2_LITE = dict(model_type="deepseek_v2", hidden_size=2048, num_hidden_layers=27,
+                        vocab_size=102400, num_attention_heads=16, intermediate_size=10944,
+                        moe_intermediate_size=1408, n_routed_experts=64, n_shared_experts=2,
+                        num_experts_per_tok=6, first_k_dense_replace=1, q_lora_rank=None,
+                        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                        v_head_dim=128)
 
 COLUMNS = ["architecture", "layers", "hidden", "intermediate", "vocab", "experts",
            "experts_active", "moe_layers", "params", "active_params", "kv_lora_rank",
@@ -199,12 +220,26 @@ def row_of(git, arch, ref, commit, directory, stem, registry):
     )
 
 
+def deepseek_v2_row(t, ref, config):
+    layers = t["num_hidden_layers"]
+    sparse = moe_layers(t, layers)
+    return dict(architecture=t["model_type"], layers=layers, hidden=t["hidden_size"],
+                intermediate=t["moe_intermediate_size"], vocab=t["vocab_size"],
+                experts=t["n_routed_experts"], experts_active=t["num_experts_per_tok"],
+                moe_layers=len(sparse),
+                active_params=active_params(t, t["num_experts_per_tok"], sparse),
+                kv_lora_rank=t["kv_lora_rank"], qk_rope_dim=t["qk_rope_head_dim"],
+                reference=ref, source=f"{DEEPSEEK_V3_REPO}/inference/configs/{config}")
+
+
 def extra_rows():
     return [
         dict(architecture="glm4_moe", layers=46, hidden=4096, intermediate=1408,
              vocab=151552, experts=128, experts_active=8, moe_layers=45,
              active_params=active_params(GLM45_AIR, 8, set(range(1, 46))),
              reference="zai-org/GLM-4.5-Air", source=SLIME),
+        deepseek_v2_row(DEEPSEEK_V2, "deepseek-ai/DeepSeek-V2", "config_236B.json"),
+        deepseek_v2_row(DEEPSEEK_V2_LITE, "deepseek-ai/DeepSeek-V2-Lite", "config_16B.json"),
     ]
 
 
@@ -213,9 +248,9 @@ def main():
     registry = {r["hf_id"]: r for r in csv.DictReader(open("registry/data/hf_models.csv"))}
     rows = [row_of(git, *spec, registry) for spec in CONFIGS]
     for extra in extra_rows():
-        rows.append(dict(extra, params=registry[extra["reference"]]["parameters_raw"],
-                         kv_lora_rank="", qk_rope_dim="", window="", local_layers="",
-                         linear_layers="", linear_state=""))
+        rows.append(dict(dict(kv_lora_rank="", qk_rope_dim="", window="", local_layers="",
+                              linear_layers="", linear_state=""),
+                         **extra, params=registry[extra["reference"]]["parameters_raw"]))
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     w.writeheader()
     for r in rows:

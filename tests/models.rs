@@ -732,3 +732,41 @@ fn a_qwen3_5_config_json_keeps_its_linear_state() {
         "{q}"
     );
 }
+
+/// DeepSeek-V2-Lite (and its Chat and Coder fine-tunes) named by id take DeepSeek's own
+/// 16B inference config: 6 of 64 experts and a 512 + 64 latent KV, so a deployment is
+/// evaluated (it stopped at the missing latent sizes before) and its KV cache is the
+/// latent's 27 × 576 × 2 B per token, not 16 full heads'.
+#[test]
+fn deepseek_v2_lite_by_id_runs_with_its_latent_kv() {
+    let card = json(&deployfit(&[
+        "model",
+        "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(card["attention"], "mla", "{card}");
+    assert_eq!(card["kv_lora_rank"], 512, "{card}");
+    assert_eq!(card["experts"], 64, "{card}");
+    assert_eq!(card["experts_active"], 6, "{card}");
+    assert!(card["incomplete"].is_null(), "{card}");
+    assert!(
+        card["source"]
+            .as_str()
+            .unwrap()
+            .contains("inference/configs/config_16B.json"),
+        "{card}"
+    );
+    let dir = scratch("models_deepseek_v2_lite");
+    write(
+        &dir,
+        "lite.deploy",
+        "// DeepSeek-V2-Lite — 深度求索 (Überprüfung)\ndeployment lite {\n    model   = \"deepseek-ai/DeepSeek-V2-Lite-Chat\" // ü\n    quant   = bf16\n    engine  = vllm\n    gpu     = h100_sxm5\n    context = 8k\n}\n",
+    );
+    let out = deployfit_in(&dir, &["explain", "lite.deploy", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let e = &json(&out)[0];
+    // 8,192 tokens × 31,104 B.
+    assert_eq!(e["kv_bytes"].as_f64(), Some(8192.0 * 27.0 * 576.0 * 2.0), "{e}");
+    assert!(e["decode_tps"].as_f64().is_some_and(|d| d > 0.0), "{e}");
+}

@@ -443,12 +443,37 @@ fn moe_mla_and_dense_fields() {
     assert!(g.is_moe());
     assert!(!get("google/gemma-4-31B-it").expect("row").is_moe());
 
+    // DeepSeek-V2-Lite's and DeepSeek-V2's layouts are DeepSeek's own inference configs
+    // (config_16B.json, config_236B.json): 6 of 64 and of 160 experts, latent 512 + 64, and
+    // the activated parameters DeepSeek states (2.4 B and 21 B) plus the embedding table that
+    // this count includes and theirs leaves out (102,400 × 2048 and × 5120).
     let ds = get("deepseek-ai/DeepSeek-V2-Lite").expect("row");
     assert_eq!(ds.attention(), Attention::Mla);
+    assert_eq!(ds.missing(), vec![]);
+    let lite = ds.layout().expect("DeepSeek-V2-Lite's layout");
     assert_eq!(
-        ds.missing(),
-        vec![Missing::MoeExpertCounts, Missing::MlaLatent]
+        (
+            lite.experts,
+            lite.experts_active,
+            lite.kv_lora_rank,
+            lite.qk_rope_dim
+        ),
+        (Some(64), Some(6), Some(512), Some(64))
     );
+    let active = lite.active_params as f64 - 102_400.0 * 2048.0;
+    assert!((active / 2.4e9 - 1.0).abs() < 0.03, "{active}");
+    let v2 = get("deepseek-ai/DeepSeek-V2.5")
+        .expect("row")
+        .layout()
+        .expect("V2's layout");
+    let active = v2.active_params as f64 - 102_400.0 * 5120.0;
+    assert!((active / 21e9 - 1.0).abs() < 0.03, "{active}");
+    assert_eq!(v2.experts, Some(160));
+    // Kimi-VL runs DeepSeek-V3's language model: latent attention whose sizes the bulk
+    // table lacks (no layout for its shape), not 16 full KV heads.
+    let kimi = get("moonshotai/Kimi-VL-A3B-Instruct").expect("row");
+    assert_eq!(kimi.attention(), Attention::Mla);
+    assert!(kimi.missing().contains(&Missing::MlaLatent));
     // DeepSeek-V3's layout holds its latent sizes; GLM-5's turns its heads into MLA.
     let v3 = get("deepseek-ai/DeepSeek-V3").expect("row");
     assert_eq!(v3.missing(), vec![]);
