@@ -767,6 +767,10 @@ fn deepseek_v2_lite_by_id_runs_with_its_latent_kv() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let e = &json(&out)[0];
     // 8,192 tokens × 31,104 B.
-    assert_eq!(e["kv_bytes"].as_f64(), Some(8192.0 * 27.0 * 576.0 * 2.0), "{e}");
+    assert_eq!(
+        e["kv_bytes"].as_f64(),
+        Some(8192.0 * 27.0 * 576.0 * 2.0),
+        "{e}"
+    );
     assert!(e["decode_tps"].as_f64().is_some_and(|d| d > 0.0), "{e}");
 }
