@@ -538,16 +538,17 @@ deployment b {
     assert_eq!(check.status.code(), Some(0), "{once}");
 }
 
-/// A registry MLA row whose shape has no published layout has no latent sizes: the weights
-/// are still given, the KV cache (and what needs it) says what is missing, and a warning
-/// says how to supply it.
+/// A registry MLA row whose shape has no published layout has no latent sizes (Kimi-VL:
+/// DeepSeek-V3's language model in a shape no layout covers): the weights are still given,
+/// the KV cache (and what needs it) says what is missing, and a warning says how to supply
+/// it.
 #[test]
 fn an_incomplete_registry_model_still_gives_its_weights() {
     let dir = scratch("models_incomplete");
     write(
         &dir,
         "k.deploy",
-        "deployment kimi {\n    model = \"deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct\"\n    quant = fp8\n    gpu   = h200_sxm\n}\n",
+        "deployment kimi {\n    model = \"moonshotai/Kimi-VL-A3B-Instruct\"\n    quant = fp8\n    gpu   = h200_sxm\n}\n",
     );
     let report = check_json(&dir, "k.deploy");
     let codes = codes(&report);
