@@ -375,7 +375,7 @@ fn vllm_startup_logs() {
         "\nvLLM calibration: predicted vs measured per GPU (error = (predicted - measured) / measured)\n"
     );
     println!(
-        "{:>3}  {:<17} {:<5} {:<4} {:>2} {:>6}  {:>8} {:>8} {:>7}  {:>10} {:>10} {:>7}",
+        "{:>3}  {:<46} {:<5} {:<4} {:>2} {:>6}  {:>8} {:>8} {:>7}  {:>10} {:>10} {:>7}",
         "row",
         "model",
         "quant",
@@ -395,37 +395,16 @@ fn vllm_startup_logs() {
         let d = by_name[format!("row_{}", c.index).as_str()];
         assert_eq!(d["count"].as_u64(), Some(c.tp));
         assert_eq!(d["context"].as_u64(), Some(c.context));
-        let count = c.tp as f64;
-        let weights_per_gpu = bytes(d, "weights_bytes") / count;
-        // What vLLM logs as "GPU KV cache size: N tokens" (up to its 16-token blocks).
-        let kv_capacity = bytes(d, "kv_capacity_tokens");
         if let Some(graphs) = c.graphs_gib {
             let predicted = bytes(&d["engine_memory"], "cuda_graph_bytes") / GIB;
             graph_err.push(predicted - graphs);
         }
-        let w_err = percent_error(weights_per_gpu / GIB, c.weights_gib);
-        let k_err = percent_error(kv_capacity, c.kv_tokens);
+        let (w_err, k_err) = row_errors(c, d);
         weights_err.push(w_err);
         kv_err.push(k_err);
         if c.v1 {
             kv_err_v1.push(k_err);
         }
-        println!(
-            "{:>3}  {:<17} {:<5} {:<4} {:>2} {:>6}  {:>8.2} {:>8.2} {:>+7.1}  {:>10.0} {:>10.0} {:>+7.1}{}",
-            c.index,
-            c.model,
-            c.quant,
-            c.kv_cache,
-            c.tp,
-            c.context,
-            weights_per_gpu / GIB,
-            c.weights_gib,
-            w_err,
-            kv_capacity,
-            c.kv_tokens,
-            k_err,
-            if c.v1 { "" } else { "  (not v0.19 V1)" },
-        );
     }
     println!("\nskipped {} rows:", skipped.len());
     for (index, model, why) in &skipped {
@@ -508,6 +487,32 @@ fn vllm_startup_logs() {
     registry_rows(&registry_cases);
 }
 
+/// One row's weights-per-GPU and KV-capacity errors, in percent, printed as a table line.
+fn row_errors(c: &Case, d: &Value) -> (f64, f64) {
+    let weights_per_gpu = bytes(d, "weights_bytes") / c.tp as f64;
+    // What vLLM logs as "GPU KV cache size: N tokens" (up to its 16-token blocks).
+    let kv_capacity = bytes(d, "kv_capacity_tokens");
+    let w_err = percent_error(weights_per_gpu / GIB, c.weights_gib);
+    let k_err = percent_error(kv_capacity, c.kv_tokens);
+    println!(
+        "{:>3}  {:<46} {:<5} {:<4} {:>2} {:>6}  {:>8.2} {:>8.2} {:>+7.1}  {:>10.0} {:>10.0} {:>+7.1}{}",
+        c.index,
+        c.model,
+        c.quant,
+        c.kv_cache,
+        c.tp,
+        c.context,
+        weights_per_gpu / GIB,
+        c.weights_gib,
+        w_err,
+        kv_capacity,
+        c.kv_tokens,
+        k_err,
+        if c.v1 { "" } else { "  (not v0.19 V1)" },
+    );
+    (w_err, k_err)
+}
+
 /// The rows on models outside the catalog, named by Hugging Face id and read from the
 /// bundled registry: weights per GPU and KV capacity against the logs, like the catalog rows.
 fn registry_rows(cases: &[Case]) {
@@ -532,26 +537,9 @@ fn registry_rows(cases: &[Case]) {
             not_evaluated.push(c.model.as_str());
             continue;
         };
-        let weights_per_gpu = bytes(d, "weights_bytes") / c.tp as f64;
-        let kv_capacity = bytes(d, "kv_capacity_tokens");
-        let w_err = percent_error(weights_per_gpu / GIB, c.weights_gib);
-        let k_err = percent_error(kv_capacity, c.kv_tokens);
+        let (w_err, k_err) = row_errors(c, d);
         weights_err.push(w_err);
         kv_err.push(k_err);
-        println!(
-            "{:>3}  {:<46} {:>2} {:>6}  {:>8.2} {:>8.2} {:>+7.1}  {:>10.0} {:>10.0} {:>+7.1}{}",
-            c.index,
-            c.model,
-            c.tp,
-            c.context,
-            weights_per_gpu / GIB,
-            c.weights_gib,
-            w_err,
-            kv_capacity,
-            c.kv_tokens,
-            k_err,
-            if c.v1 { "" } else { "  (not v0.19 V1)" },
-        );
     }
     let (w_median, w_worst) = summary(&weights_err);
     let (kv_median, kv_worst) = summary(&kv_err);

@@ -33,6 +33,26 @@ fn figure(report: &serde_json::Value, index: usize, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} missing in {e}"))
 }
 
+/// Checks `text` through the binary and asserts an out-of-range diagnostic at `line`, with a
+/// help that names a fix.
+fn assert_out_of_range_at(dir: &str, text: &str, line: u64) {
+    let dir = scratch(dir);
+    let path = dir.join("bad.deploy");
+    std::fs::write(&path, text).unwrap();
+    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::field::out_of_range")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(d["line"].as_u64(), Some(line), "{d}");
+    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+}
+
 #[test]
 fn a_burst_queues_behind_the_running_cap() {
     let text = [
@@ -383,20 +403,11 @@ fn block_scaled_fp8_multiplies_at_the_16_bit_rate() {
 
 #[test]
 fn a_tensor_efficiency_past_100_percent_is_diagnosed() {
-    let dir = scratch("simulator-tensor-share");
-    let path = dir.join("bad.deploy");
-    let text = "// Überprüfung — 检查\nquant over extends fp8_block {\n    tensor_efficiency = 150% // ü\n}\ndeployment d {\n    model  = qwen3_32b\n    quant  = over\n    engine = vllm\n    gpu    = h100_sxm5\n}\n";
-    std::fs::write(&path, text).unwrap();
-    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(output.status.code(), Some(1));
-    let report = json(&output);
-    let diagnostics = report["diagnostics"].as_array().unwrap();
-    let d = diagnostics
-        .iter()
-        .find(|d| d["code"] == "deploy::field::out_of_range")
-        .unwrap_or_else(|| panic!("{report}"));
-    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
-    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+    assert_out_of_range_at(
+        "simulator-tensor-share",
+        "// Überprüfung — 检查\nquant over extends fp8_block {\n    tensor_efficiency = 150% // ü\n}\ndeployment d {\n    model  = qwen3_32b\n    quant  = over\n    engine = vllm\n    gpu    = h100_sxm5\n}\n",
+        3,
+    );
 }
 
 /// An architecture's `serving_efficiency` scales the serving engines' fitted efficiencies on
@@ -437,23 +448,11 @@ fn an_architecture_serving_efficiency_slows_its_serving_engines() {
 
 #[test]
 fn a_serving_efficiency_past_100_percent_is_diagnosed() {
-    let dir = scratch("simulator-arch-share");
-    let path = dir.join("bad.deploy");
-    let text =
-        "// Überprüfung — 检查\narch fast extends cdna3 {\n    serving_efficiency = 150% // ü\n}\n";
-    std::fs::write(&path, text).unwrap();
-    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(output.status.code(), Some(1));
-    let report = json(&output);
-    let d = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == "deploy::field::out_of_range")
-        .unwrap_or_else(|| panic!("{report}"))
-        .clone();
-    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
-    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+    assert_out_of_range_at(
+        "simulator-arch-share",
+        "// Überprüfung — 检查\narch fast extends cdna3 {\n    serving_efficiency = 150% // ü\n}\n",
+        3,
+    );
 }
 
 /// A mixture-of-experts layer's two shares act apart: `moe_bandwidth_efficiency` slows the
@@ -520,20 +519,9 @@ fn moe_shares_split_streaming_from_matmuls() {
 
 #[test]
 fn a_moe_bandwidth_efficiency_past_100_percent_is_diagnosed() {
-    let dir = scratch("simulator-moe-share");
-    let path = dir.join("bad.deploy");
-    let text = "// Überprüfung — 检查\nengine fast extends vllm {\n    moe_bandwidth_efficiency = 120% // ü\n}\n";
-    std::fs::write(&path, text).unwrap();
-    let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(output.status.code(), Some(1));
-    let report = json(&output);
-    let d = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == "deploy::field::out_of_range")
-        .unwrap_or_else(|| panic!("{report}"))
-        .clone();
-    assert_eq!(d["line"].as_u64(), Some(3), "{d}");
-    assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
+    assert_out_of_range_at(
+        "simulator-moe-share",
+        "// Überprüfung — 检查\nengine fast extends vllm {\n    moe_bandwidth_efficiency = 120% // ü\n}\n",
+        3,
+    );
 }
