@@ -17,6 +17,28 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `deployfit model ID --format json`.
+fn model_card(id: &str) -> serde_json::Value {
+    json(&deployfit(&["model", id, "--format", "json"]))
+}
+
+/// Qwen3.5/3.6-35B-A3B's cache at a 131,072-token context, FP8: 10 attention layers × 1,024
+/// bytes a token and 30 Gated DeltaNet layers × 2,146,304 bytes of state (2,096 tokens of
+/// 1,024 bytes), with explain's assumption line.
+fn assert_qwen3_5_35b_linear_kv(q: &serde_json::Value) {
+    assert_eq!(
+        q["kv_bytes"],
+        10 * 1024 * 131_072 + 30 * 1024 * 2096_i64,
+        "{q}"
+    );
+    assert!(
+        q["assumptions"]
+            .to_string()
+            .contains("30 of the model's layers use linear attention"),
+        "{q}"
+    );
+}
+
 fn check_json(dir: &Path, file: &str) -> serde_json::Value {
     json(&deployfit_in(dir, &["check", file, "--format", "json"]))
 }
@@ -353,12 +375,7 @@ fn the_model_card_and_the_list_answer_in_json() {
     assert_eq!(glm["params"], 9_400_279_040_i64);
     assert!(glm["source"].as_str().unwrap().contains("catalog"), "{glm}");
     // An MoE row whose shape has no published expert layout says what is missing.
-    let moe = json(&deployfit(&[
-        "model",
-        "baidu/ERNIE-4.5-21B-A3B-Thinking",
-        "--format",
-        "json",
-    ]));
+    let moe = model_card("baidu/ERNIE-4.5-21B-A3B-Thinking");
     assert!(
         moe["incomplete"].as_str().unwrap().contains("experts"),
         "{moe}"
@@ -583,12 +600,7 @@ fn an_incomplete_registry_model_still_gives_its_weights() {
 #[test]
 fn a_registry_moe_row_takes_its_expert_layout() {
     // Qwen3-Coder-30B-A3B has Qwen3-30B-A3B's shape: 128 experts, 8 per token, 48 layers.
-    let coder = json(&deployfit(&[
-        "model",
-        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        "--format",
-        "json",
-    ]));
+    let coder = model_card("Qwen/Qwen3-Coder-30B-A3B-Instruct");
     assert_eq!(coder["experts"], 128, "{coder}");
     assert_eq!(coder["experts_active"], 8, "{coder}");
     // The active count is Qwen3-30B-A3B's, as the curated catalog has it.
@@ -602,12 +614,7 @@ fn a_registry_moe_row_takes_its_expert_layout() {
         "{coder}"
     );
     // Kimi K2: MLA latent sizes and 384 experts come with the layout.
-    let kimi = json(&deployfit(&[
-        "model",
-        "moonshotai/Kimi-K2-Instruct",
-        "--format",
-        "json",
-    ]));
+    let kimi = model_card("moonshotai/Kimi-K2-Instruct");
     assert_eq!(kimi["attention"], "mla", "{kimi}");
     assert_eq!(kimi["kv_lora_rank"], 512, "{kimi}");
     assert_eq!(kimi["experts"], 384, "{kimi}");
@@ -666,20 +673,10 @@ fn a_linear_attention_model_keeps_a_state_not_a_kv_cache() {
     let q = explanation(&explained, "q");
     // 10 full layers × 2 KV heads × 256 × 2 (K, V) × 1 byte × 131,072 tokens, and 30
     // layers × 2,146,304 bytes of state (counted as 2,096 tokens of 1,024 bytes).
-    assert_eq!(
-        q["kv_bytes"],
-        10 * 1024 * 131_072 + 30 * 1024 * 2096_i64,
-        "{q}"
-    );
+    assert_qwen3_5_35b_linear_kv(q);
     let logged = 5.98 * (1u64 << 30) as f64 / 4.33;
     let ours = q["kv_bytes"].as_f64().unwrap();
     assert!((ours / logged - 1.0).abs() < 0.1, "{ours} against {logged}");
-    assert!(
-        q["assumptions"]
-            .to_string()
-            .contains("30 of the model's layers use linear attention"),
-        "{q}"
-    );
 }
 
 /// A dense linear-attention model: Qwen3.8-27B has Qwen3.5-27B's shape (48 of 64 layers
@@ -721,17 +718,7 @@ fn a_qwen3_5_config_json_keeps_its_linear_state() {
     let explained = explain_json(&dir, "f.deploy");
     let q = explanation(&explained, "q");
     // As the registry layout: 10 attention layers × 1,024 bytes a token, 30 × 2,146,304.
-    assert_eq!(
-        q["kv_bytes"],
-        10 * 1024 * 131_072 + 30 * 1024 * 2096_i64,
-        "{q}"
-    );
-    assert!(
-        q["assumptions"]
-            .to_string()
-            .contains("30 of the model's layers use linear attention"),
-        "{q}"
-    );
+    assert_qwen3_5_35b_linear_kv(q);
 }
 
 /// DeepSeek-V2-Lite (and its Chat and Coder fine-tunes) named by id take DeepSeek's own
@@ -740,12 +727,7 @@ fn a_qwen3_5_config_json_keeps_its_linear_state() {
 /// latent's 27 × 576 × 2 B per token, not 16 full heads'.
 #[test]
 fn deepseek_v2_lite_by_id_runs_with_its_latent_kv() {
-    let card = json(&deployfit(&[
-        "model",
-        "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct",
-        "--format",
-        "json",
-    ]));
+    let card = model_card("deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct");
     assert_eq!(card["attention"], "mla", "{card}");
     assert_eq!(card["kv_lora_rank"], 512, "{card}");
     assert_eq!(card["experts"], 64, "{card}");
