@@ -571,3 +571,123 @@ fn memory_flags_come_from_the_engine_fields() {
     let expected = (fixed + 0.5 * (80.0 * GIB - fixed)).floor();
     assert!((bytes(&e["usable_bytes"]) - expected).abs() <= 1.0, "{e:#}");
 }
+
+/// The generic engine (`kernels = auto`) runs on the serving roofline where a serving engine
+/// would serve the deployment (a data-centre GPU, a format the serving engines load) and on
+/// llama.cpp's single-stream fit elsewhere; the choice follows the GPU's and the quant's
+/// fields, so an `extends` copy of the GPU decides alike.
+#[test]
+fn the_generic_engine_picks_its_kernels_from_the_gpu_and_the_format() {
+    let mut text = String::from(
+        "// Moteur générique — « auto » : le GPU et le format décident\n\
+         engine as_serving extends generic { kernels = serving }\n\
+         engine as_llamacpp extends generic { kernels = llamacpp }\n\
+         gpu my_h100 extends h100_sxm5 {}\n",
+    );
+    let cases = [
+        // (deployment, gpu, quant, count)
+        ("hbm_bf16", "h100_sxm5", "bf16", "2"),
+        ("copy_bf16", "my_h100", "bf16", "2"),
+        ("hbm_gguf", "h100_sxm5", "Q4_K_M", "1"),
+        ("gddr_bf16", "rtx_4090", "bf16", "1"),
+    ];
+    for (name, gpu, quant, count) in cases {
+        for (suffix, engine) in [
+            ("", None),
+            ("_serving", Some("as_serving")),
+            ("_llamacpp", Some("as_llamacpp")),
+        ] {
+            let mut fields = vec![
+                (
+                    "model",
+                    if quant == "Q4_K_M" || gpu == "rtx_4090" {
+                        "llama_3_1_8b"
+                    } else {
+                        "qwen2_5_72b"
+                    },
+                ),
+                ("quant", quant),
+                ("gpu", gpu),
+                ("count", count),
+                ("context", "4k"),
+            ];
+            if let Some(engine) = engine {
+                fields.push(("engine", engine));
+            }
+            text.push_str(&deployment(&format!("{name}{suffix}"), &fields));
+        }
+    }
+    let path = file("generic_kernels", &text);
+    let decode = |name: &str| explain(&path, name)["decode_tps"].as_f64().unwrap();
+    // On two H100s in BF16 the generic engine is the serving roofline, and not llama.cpp's
+    // HBM fit (about half the bandwidth: 21.7 against 29.6 tok/s for Qwen2.5-72B).
+    for name in ["hbm_bf16", "copy_bf16"] {
+        let (generic, serving, llamacpp) = (
+            decode(name),
+            decode(&format!("{name}_serving")),
+            decode(&format!("{name}_llamacpp")),
+        );
+        assert_eq!(generic, serving, "{name}");
+        assert!(
+            generic > llamacpp * 1.25,
+            "{name}: {generic} against {llamacpp}"
+        );
+    }
+    assert_eq!(decode("copy_bf16"), decode("hbm_bf16"));
+    // A GGUF format, even on an H100, and any format on a GeForce card: llama.cpp's fit.
+    for name in ["hbm_gguf", "gddr_bf16"] {
+        let generic = decode(name);
+        assert_eq!(generic, decode(&format!("{name}_llamacpp")), "{name}");
+        assert_ne!(generic, decode(&format!("{name}_serving")), "{name}");
+    }
+    // explain says which model it used.
+    let out = deployfit(&[
+        "explain",
+        path.to_str().unwrap(),
+        "--deployment",
+        "hbm_bf16",
+    ]);
+    assert!(
+        stdout(&out).contains("simulation of the engine's continuous batching"),
+        "{}",
+        stdout(&out)
+    );
+    let out = deployfit(&[
+        "explain",
+        path.to_str().unwrap(),
+        "--deployment",
+        "gddr_bf16",
+    ]);
+    assert!(
+        stdout(&out).contains("fitted to published llama.cpp measurements"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// Pipeline stages need serving kernels: the generic engine accepts them where it runs on
+/// them (BF16 on H100s) and refuses them, with the field's span, where it does not.
+#[test]
+fn the_generic_engine_takes_a_pipeline_only_on_serving_kernels() {
+    let text = "// Étages de pipeline — générique\n\
+        deployment on_hbm { model = qwen2_5_72b; quant = bf16; gpu = h100_sxm5; count = 2; pipeline = 2; context = 4k }\n\
+        deployment on_gddr { model = llama_3_1_8b; quant = bf16; gpu = rtx_4090; count = 1; pipeline = 2; context = 4k } // « non »\n";
+    let path = file("generic_pipeline", text);
+    let out = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
+    let report = json(&out);
+    let diags = report["diagnostics"].as_array().unwrap();
+    let unsupported: Vec<&Value> = diags
+        .iter()
+        .filter(|d| d["code"] == "deploy::parallel::unsupported")
+        .collect();
+    assert_eq!(unsupported.len(), 1, "{report:#}");
+    let d = unsupported[0];
+    assert_eq!(d["line"], 3, "{d:#}");
+    let start = text.find("pipeline = 2; context = 4k } //").unwrap() + "pipeline = ".len();
+    let column = text[..start].rsplit('\n').next().unwrap().chars().count() + 1;
+    assert_eq!(d["column"], column, "{d:#}");
+    assert!(
+        d["help"].as_str().unwrap().contains("engine = vllm"),
+        "{d:#}"
+    );
+}

@@ -162,9 +162,9 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 }
             }
             assumptions.extend(pricing_assumptions(setup));
-            let serving = entry(DeclKind::Engine, &setup.engine)
-                .is_some_and(|engine| engine.symbol("kernels") == Some("serving"))
-                && breakdown.offload.is_none();
+            let serving = entry(DeclKind::Engine, &setup.engine).is_some_and(|engine| {
+                crate::eval::estimate::serving_kernels(engine, entry(DeclKind::Quant, &setup.quant), gpu)
+            }) && breakdown.offload.is_none();
             assumptions.push(if serving {
                 "speeds come from a simulation of the engine's continuous batching (at most `seqs` requests running; prompts chunked to the engine's token budget, mixed with decodes or prefilled first as the engine schedules; the workload's Poisson `rate` or `burst`, else `seqs` clients each keeping one request open) with a roofline per engine step; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
                     .into()

@@ -607,9 +607,14 @@ pub(crate) fn check_plan<'db>(
     let model = entry(DeclKind::Model, "model");
     let engine = entry(DeclKind::Engine, "engine");
     let gpu = entry(DeclKind::Gpu, "gpu");
-    let serving = engine
-        .as_ref()
-        .is_some_and(|(e, _)| e.symbol("kernels") == Some("serving"));
+    let quant = entry(DeclKind::Quant, "quant");
+    let serving = engine.as_ref().is_some_and(|(e, _)| {
+        super::estimate::serving_kernels(
+            e,
+            quant.as_ref().map(|(q, _)| *q),
+            gpu.as_ref().map(|(g, _)| *g),
+        )
+    });
     let engine_name = engine.as_ref().map_or("generic", |(_, n)| n.as_str());
 
     if let (Some((model, model_name)), Some(at)) = (&model, span("pipeline"))

@@ -1503,7 +1503,7 @@ fn speed_and_cost(
         (Support::Native, Some("fp8")) => gpu.number("fp8").map(|peak| peak * tensor_share(inputs)),
         _ => None,
     };
-    let serving_kernels = inputs.engine.symbol("kernels") == Some("serving");
+    let serving_kernels = serving_kernels(inputs.engine, Some(inputs.quant), Some(gpu));
     let peak = if serving_kernels {
         // Serving engines' matrix multiplies run at the format's own tensor peak where the
         // GPU runs it natively (FP8 on Ada/Hopper, FP4 on Blackwell), else at 16 bit; their
@@ -1875,6 +1875,39 @@ fn arch_listed(
         }
         _ => false,
     }))
+}
+
+/// Whether a deployment runs on the serving engines' kernels (continuous batching, a
+/// roofline per engine step): an engine with `kernels = serving`, or one with
+/// `kernels = auto` (the generic engine, which names no engine) on a data-centre GPU
+/// (`family = datacenter`, or HBM without a `family`) with CUDA or ROCm, running a format
+/// the serving engines load (a quant whose `kind` is not `gguf` or `mlx`: single-stream
+/// runtimes' formats). There, an unnamed engine is the serving stack such a deployment
+/// runs on; elsewhere it is llama.cpp's single-stream fit
+/// (docs/engines.md, "The generic engine").
+pub fn serving_kernels(
+    engine: &Entry<'_>,
+    quant: Option<&Entry<'_>>,
+    gpu: Option<&Entry<'_>>,
+) -> bool {
+    match engine.symbol("kernels") {
+        Some("serving") => true,
+        Some("auto") => {
+            let (Some(quant), Some(gpu)) = (quant, gpu) else {
+                return false;
+            };
+            let (family, backend) = speed::Family::classify(
+                gpu.symbol("vendor"),
+                gpu.unified_memory(),
+                gpu.symbol("memory_kind") == Some("hbm"),
+                gpu.symbol("family"),
+            );
+            !matches!(quant.symbol("kind"), Some("gguf" | "mlx"))
+                && family == speed::Family::Hbm
+                && matches!(backend, speed::Backend::Cuda | speed::Backend::Rocm)
+        }
+        _ => false,
+    }
 }
 
 /// Whether the engine is documented to run on the GPU: its `archs` list the GPU's

@@ -387,7 +387,7 @@ pub const PRICINGS: &[&str] = &["cloud", "owned"];
 pub const FLEETS: &[&str] = &["single", "mixed"];
 /// `spot = true` or `false`.
 pub const BOOLEANS: &[&str] = &["true", "false"];
-pub const KERNELS: &[&str] = &["serving", "llamacpp"];
+pub const KERNELS: &[&str] = &["serving", "llamacpp", "auto"];
 /// Whether a workload's requests all have its lengths or vary around them.
 pub const LENGTHS: &[&str] = &["fixed", "varied"];
 /// How a serving engine mixes prompt chunks with decodes (engines' `scheduling`).
@@ -758,7 +758,7 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "kernels",
         FieldTy::Symbol(KERNELS),
-        "`serving`: continuous batching, a roofline per engine step with the engine's speed fields; `llamacpp`: llama.cpp's single-stream fit",
+        "`serving`: continuous batching, a roofline per engine step with the engine's speed fields; `llamacpp`: llama.cpp's single-stream fit; `auto`: `serving` on data-centre GPUs for formats the serving engines load (not `gguf` or `mlx`), `llamacpp` elsewhere",
     ),
     f(
         "split",
