@@ -70,11 +70,20 @@ fn lookup(table: &[(&str, &'static str)], text: &str) -> Option<&'static str> {
         .map(|&(_, name)| name)
 }
 
-/// One measured decode speed, as a deployment.
+/// What a row measured.
+#[derive(Clone, Copy, PartialEq)]
+enum Quantity {
+    /// Tokens per second per sequence.
+    Decode,
+    /// Seconds to the first token of one request (report only: the acceptance is on decode).
+    FirstToken,
+}
+
+/// One measured speed, as a deployment.
 struct Case {
     index: usize,
     label: String,
-    /// Tokens per second per sequence, measured.
+    quantity: Quantity,
     measured: f64,
     deployment: String,
 }
@@ -83,10 +92,14 @@ struct Case {
 fn case(index: usize, row: &Row) -> Result<Option<Case>, String> {
     let metric = row["metric"].as_str();
     let value: f64 = row["value"].trim().parse().map_err(|_| "no value")?;
-    // Decode speeds per sequence; prompt speeds and first tokens are not decode.
-    let measured = match metric {
-        "decode_tps" | "decode_tps_per_user" | "avg decode tok/s (3 runs)" => value,
-        "tpot_ms" => 1000.0 / value,
+    // Decode speeds per sequence, and one request's first token; prompt speeds are left out
+    // (the serving sweep's are prompt / TTFT, the same figures again).
+    let (quantity, measured) = match metric {
+        "decode_tps" | "decode_tps_per_user" | "avg decode tok/s (3 runs)" => {
+            (Quantity::Decode, value)
+        }
+        "tpot_ms" => (Quantity::Decode, 1000.0 / value),
+        "ttft_ms" => (Quantity::FirstToken, value / 1000.0),
         _ => return Ok(None),
     };
     let device = row["device"].as_str();
@@ -155,6 +168,7 @@ fn case(index: usize, row: &Row) -> Result<Option<Case>, String> {
             truncate(&row["engine"], 24),
             metric
         ),
+        quantity,
         measured,
         deployment: text,
     }))
@@ -206,39 +220,43 @@ fn real_world_decode() {
         .iter()
         .map(|d| (d["deployment"].as_str().unwrap(), d))
         .collect();
-    println!("\nReal-world decode (tok/s per sequence; error = predicted / measured - 1):\n");
-    let mut errors = Vec::new();
-    let mut inside = 0;
-    for c in &cases {
-        let d = by_name[format!("row_{}", c.index).as_str()];
-        let predicted = d["decode_tps"].as_f64().expect("a decode speed");
-        let (low, high) = (
-            d["decode_tps_low"].as_f64().unwrap_or(predicted),
-            d["decode_tps_high"].as_f64().unwrap_or(predicted),
-        );
-        let error = (predicted / c.measured - 1.0) * 100.0;
-        let within = (low..=high).contains(&c.measured);
-        inside += usize::from(within);
-        println!(
-            "{:>3}  {:<118} {:>8.1} {:>8.1} {:>+7.1}% {}",
-            c.index,
-            c.label,
-            c.measured,
-            predicted,
-            error,
-            if within { "in" } else { "out" }
-        );
-        errors.push(error.abs());
+    let mut decode = Summary::default();
+    let mut first_token = Summary::default();
+    for quantity in [Quantity::Decode, Quantity::FirstToken] {
+        let (title, field, summary) = match quantity {
+            Quantity::Decode => ("decode, tok/s per sequence", "decode_tps", &mut decode),
+            Quantity::FirstToken => ("one request's first token, s", "ttft_s", &mut first_token),
+        };
+        println!("\nReal-world {title} (error = predicted / measured - 1):\n");
+        for c in cases.iter().filter(|c| c.quantity == quantity) {
+            let d = by_name[format!("row_{}", c.index).as_str()];
+            let predicted = d[field]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{field}: {d:#}"));
+            let (low, high) = (
+                d[format!("{field}_low")].as_f64().unwrap_or(predicted),
+                d[format!("{field}_high")].as_f64().unwrap_or(predicted),
+            );
+            let error = (predicted / c.measured - 1.0) * 100.0;
+            let within = (low..=high).contains(&c.measured);
+            summary.inside += usize::from(within);
+            summary.errors.push(error.abs());
+            println!(
+                "{:>3}  {:<118} {:>8.3} {:>8.3} {:>+7.1}% {}",
+                c.index,
+                c.label,
+                c.measured,
+                predicted,
+                error,
+                if within { "in" } else { "out" }
+            );
+        }
     }
     for (index, why) in &skipped {
         println!("{index:>3}  not mapped: {why}");
     }
-    let count = errors.len();
-    let median_error = median(errors.clone());
-    let worst = errors.iter().copied().fold(0.0, f64::max);
-    println!(
-        "\nreal-world decode: {count} rows, |error| median {median_error:.1} %, worst {worst:.1} %, {inside} inside the printed range"
-    );
+    let (count, median_error, worst, inside) = decode.report("decode");
+    let (ttft_count, ttft_median, _, _) = first_token.report("first token (report only)");
     // 26 of the 29 decode rows map: gpt-oss-20b's MXFP4 GGUF (twice) has no llama.cpp format
     // in the catalog, and Ministral-8B-2410 is in neither the catalog nor the registry.
     // Regression bounds just above what the model met when they were written: median 8.6 %
@@ -249,4 +267,34 @@ fn real_world_decode() {
     assert!(median_error <= 10.0, "median |error| {median_error:.1} %");
     assert!(worst <= 36.0, "worst |error| {worst:.1} %");
     assert!(inside >= 20, "{inside} of {count} inside the printed range");
+    // The serving sweep's seven first tokens (ISL 128 to 8192 on two H100s).
+    assert_eq!(ttft_count, 7);
+    assert!(
+        ttft_median <= TTFT_BOUND,
+        "first token: median |error| {ttft_median:.1} %"
+    );
+}
+
+/// The regression bound on the first tokens' median |error| (report only otherwise).
+const TTFT_BOUND: f64 = 12.0;
+
+/// Absolute percentage errors and how many measurements the printed range held.
+#[derive(Default)]
+struct Summary {
+    errors: Vec<f64>,
+    inside: usize,
+}
+
+impl Summary {
+    /// Prints and returns the count, median and worst |error| and the count inside.
+    fn report(&self, what: &str) -> (usize, f64, f64, usize) {
+        let count = self.errors.len();
+        let median_error = median(self.errors.clone());
+        let worst = self.errors.iter().copied().fold(0.0, f64::max);
+        println!(
+            "real-world {what}: {count} rows, |error| median {median_error:.1} %, worst {worst:.1} %, {} inside the printed range",
+            self.inside
+        );
+        (count, median_error, worst, self.inside)
+    }
 }
