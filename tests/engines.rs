@@ -652,6 +652,11 @@ fn the_generic_engine_picks_its_kernels_from_the_gpu_and_the_format() {
         "{}",
         stdout(&out)
     );
+    assert!(
+        stdout(&out).contains("engine generic: no serving engine named"),
+        "{}",
+        stdout(&out)
+    );
     let out = deployfit(&[
         "explain",
         path.to_str().unwrap(),
@@ -663,6 +668,19 @@ fn the_generic_engine_picks_its_kernels_from_the_gpu_and_the_format() {
         "{}",
         stdout(&out)
     );
+    assert!(
+        stdout(&out).contains("engine generic: no engine named, so speeds are llama.cpp's"),
+        "{}",
+        stdout(&out)
+    );
+    // A named engine says nothing of the kind.
+    let out = deployfit(&[
+        "explain",
+        path.to_str().unwrap(),
+        "--deployment",
+        "hbm_bf16_serving",
+    ]);
+    assert!(!stdout(&out).contains("engine named"), "{}", stdout(&out));
 }
 
 /// Pipeline stages need serving kernels: the generic engine accepts them where it runs on

@@ -162,9 +162,19 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 }
             }
             assumptions.extend(pricing_assumptions(setup));
-            let serving = entry(DeclKind::Engine, &setup.engine).is_some_and(|engine| {
+            let engine_entry = entry(DeclKind::Engine, &setup.engine);
+            let serving = engine_entry.is_some_and(|engine| {
                 crate::eval::estimate::serving_kernels(engine, entry(DeclKind::Quant, &setup.quant), gpu)
             }) && breakdown.offload.is_none();
+            // An engine that picks its kernels (`kernels = auto`, the generic engine) says
+            // which it picked and why.
+            if engine_entry.is_some_and(|engine| engine.symbol("kernels") == Some("auto")) {
+                assumptions.push(if serving {
+                    format!("engine {}: no serving engine named, so speeds are a serving engine's at the pooled fit (a data-centre GPU and a format the serving engines load); name one (`engine = vllm`, `sglang`, ...) for its own", setup.engine)
+                } else {
+                    format!("engine {}: no engine named, so speeds are llama.cpp's (a GGUF or MLX format, or a GPU outside the data centre); name one for its own", setup.engine)
+                });
+            }
             assumptions.push(if serving {
                 "speeds come from a simulation of the engine's continuous batching (at most `seqs` requests running; prompts chunked to the engine's token budget, mixed with decodes or prefilled first as the engine schedules; the workload's Poisson `rate` or `burst`, else `seqs` clients each keeping one request open) with a roofline per engine step; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
                     .into()
