@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{deployfit_in, json, root, scratch};
+use common::{deployfit_in, json, scratch};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -99,17 +99,7 @@ fn catalog_name(model: &str) -> Option<&'static str> {
 type Row = HashMap<String, String>;
 
 fn load_rows() -> Vec<Row> {
-    let path = root().join("tests/fixtures/calibration/vllm_logs.csv");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut records = common::parse_csv(&text).into_iter();
-    let header = records.next().expect("a header");
-    assert_eq!(header[0], "source", "the CSV keeps its header");
-    records
-        .map(|r| {
-            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
-            header.iter().cloned().zip(r).collect()
-        })
-        .collect()
+    common::calibration_table("vllm_logs.csv", "source")
 }
 
 fn number(row: &Row, column: &str) -> Option<f64> {

@@ -640,47 +640,38 @@ fn the_generic_engine_picks_its_kernels_from_the_gpu_and_the_format() {
         assert_eq!(generic, decode(&format!("{name}_llamacpp")), "{name}");
         assert_ne!(generic, decode(&format!("{name}_serving")), "{name}");
     }
-    // explain says which model it used.
-    let out = deployfit(&[
-        "explain",
-        path.to_str().unwrap(),
-        "--deployment",
-        "hbm_bf16",
-    ]);
-    assert!(
-        stdout(&out).contains("simulation of the engine's continuous batching"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(
-        stdout(&out).contains("engine generic: no serving engine named"),
-        "{}",
-        stdout(&out)
-    );
-    let out = deployfit(&[
-        "explain",
-        path.to_str().unwrap(),
-        "--deployment",
-        "gddr_bf16",
-    ]);
-    assert!(
-        stdout(&out).contains("fitted to published llama.cpp measurements"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(
-        stdout(&out).contains("engine generic: no engine named, so speeds are llama.cpp's"),
-        "{}",
-        stdout(&out)
-    );
-    // A named engine says nothing of the kind.
-    let out = deployfit(&[
-        "explain",
-        path.to_str().unwrap(),
-        "--deployment",
-        "hbm_bf16_serving",
-    ]);
-    assert!(!stdout(&out).contains("engine named"), "{}", stdout(&out));
+    // explain says which model it used, and a named engine says nothing of the kind.
+    let text_of = |name: &str| {
+        stdout(&deployfit(&[
+            "explain",
+            path.to_str().unwrap(),
+            "--deployment",
+            name,
+        ]))
+    };
+    for (name, lines) in [
+        (
+            "hbm_bf16",
+            &[
+                "simulation of the engine's continuous batching",
+                "engine generic: no serving engine named",
+            ],
+        ),
+        (
+            "gddr_bf16",
+            &[
+                "fitted to published llama.cpp measurements",
+                "engine generic: no engine named, so speeds are llama.cpp's",
+            ],
+        ),
+    ] {
+        let text = text_of(name);
+        for line in lines {
+            assert!(text.contains(line), "{name}: {line}\n{text}");
+        }
+    }
+    let text = text_of("hbm_bf16_serving");
+    assert!(!text.contains("engine named"), "{text}");
 }
 
 /// Pipeline stages need serving kernels: the generic engine accepts them where it runs on

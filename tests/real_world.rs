@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{deployfit_in, json, root, scratch};
+use common::{deployfit_in, json, scratch};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -49,17 +49,7 @@ const MODELS: &[(&str, &str)] = &[
 type Row = HashMap<String, String>;
 
 fn rows() -> Vec<Row> {
-    let path = root().join("tests/fixtures/calibration/other_tps.csv");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut records = common::parse_csv(&text).into_iter();
-    let header = records.next().expect("a header");
-    assert_eq!(header[0], "source", "the CSV keeps its header");
-    records
-        .map(|r| {
-            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
-            header.iter().cloned().zip(r).collect()
-        })
-        .collect()
+    common::calibration_table("other_tps.csv", "source")
 }
 
 fn lookup(table: &[(&str, &'static str)], text: &str) -> Option<&'static str> {

@@ -114,17 +114,7 @@ fn load_rows() -> Vec<Row> {
 /// A CSV of tests/fixtures/calibration as rows keyed by its header, whose first column is
 /// `first`.
 fn read_table(name: &str, first: &str) -> Vec<Row> {
-    let path = common::root().join("tests/fixtures/calibration").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut records = common::parse_csv(&text).into_iter();
-    let header = records.next().expect("a header");
-    assert_eq!(header[0], first, "the CSV keeps its header");
-    records
-        .map(|r| {
-            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
-            header.iter().cloned().zip(r).collect()
-        })
-        .collect()
+    common::calibration_table(name, first)
 }
 
 /// The first number a pattern captures in a text.

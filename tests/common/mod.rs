@@ -117,6 +117,25 @@ pub fn deployfit_timed(dir: &Path, args: &[&str], limit: Duration) -> (Output, D
     (output, elapsed)
 }
 
+/// A CSV table under tests/fixtures/calibration, one map per row by column name; its first
+/// column must be `first` (the header is kept) and every row has every column.
+pub fn calibration_table(
+    name: &str,
+    first: &str,
+) -> Vec<std::collections::HashMap<String, String>> {
+    let path = root().join("tests/fixtures/calibration").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut records = parse_csv(&text).into_iter();
+    let header = records.next().expect("a header");
+    assert_eq!(header[0], first, "the CSV keeps its header");
+    records
+        .map(|r| {
+            assert_eq!(r.len(), header.len(), "every row has every column: {r:?}");
+            header.iter().cloned().zip(r).collect()
+        })
+        .collect()
+}
+
 /// A small RFC 4180 reader: quoted fields may hold commas, doubled quotes and newlines.
 pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut records = Vec::new();
