@@ -700,3 +700,75 @@ fn the_generic_engine_takes_a_pipeline_only_on_serving_kernels() {
         "{d:#}"
     );
 }
+
+/// ggml dequantizes every format it loads (`fallback = dequantize`): gpt-oss's MXFP4 runs on
+/// llama.cpp and Ollama on a GPU without FP4 tensor cores, weight-only, and an `extends` copy
+/// of llama.cpp runs it alike; vLLM on a Turing card (no Marlin kernels there) still cannot,
+/// and llama.cpp still does not load an FP8 safetensors checkpoint.
+#[test]
+fn llamacpp_dequantizes_mxfp4_on_any_gpu() {
+    let text = "// gpt-oss — MXFP4 déquantifié par ggml\n\
+        engine my_llamacpp extends llamacpp {}\n\
+        deployment ggml { model = gpt_oss_20b; quant = mxfp4; gpu = rtx_4090; engine = llamacpp; context = 4k }\n\
+        deployment copy { model = gpt_oss_20b; quant = mxfp4; gpu = rtx_4090; engine = my_llamacpp; context = 4k }\n\
+        deployment turing_vllm { model = gpt_oss_20b; quant = mxfp4; gpu = rtx_2080_ti; engine = vllm; context = 4k } // « non »\n\
+        deployment fp8_ggml { model = llama_3_1_8b; quant = fp8; gpu = rtx_4090; engine = llamacpp; context = 4k }\n";
+    let path = file("llamacpp_mxfp4", text);
+    let report = json(&deployfit(&[
+        "check",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let codes_on = |line: u64| -> Vec<String> {
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["line"] == line)
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // ggml runs MXFP4 as it runs every GGUF type: no error, and no "not native" warning.
+    for line in [3, 4] {
+        let codes = codes_on(line);
+        assert!(
+            !codes.iter().any(|c| c.contains("unsupported")
+                || c.contains("mismatch")
+                || c.contains("not_native")),
+            "line {line}: {codes:?}"
+        );
+    }
+    assert!(
+        codes_on(5)
+            .iter()
+            .any(|c| c.ends_with("quant_unsupported_on_gpu")),
+        "{:?}",
+        codes_on(5)
+    );
+    assert!(
+        codes_on(6)
+            .iter()
+            .any(|c| c.ends_with("quant_engine_mismatch")),
+        "{:?}",
+        codes_on(6)
+    );
+    let ggml = explain(&path, "ggml");
+    let copy = explain(&path, "copy");
+    assert_eq!(ggml["decode_tps"], copy["decode_tps"]);
+    assert!(ggml["decode_tps"].as_f64().unwrap() > 0.0);
+    // On a Turing card vLLM has no way to run it: the error says why.
+    let vllm = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["line"] == 5 && d["code"] == "deploy::fit::quant_unsupported_on_gpu")
+        .unwrap();
+    assert!(
+        vllm["message"]
+            .as_str()
+            .unwrap()
+            .contains("no FP4 tensor cores"),
+        "{vllm:#}"
+    );
+}

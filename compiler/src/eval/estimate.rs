@@ -1007,7 +1007,10 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
     figures.kv_runs_on_engine = Ok(inputs.kv.runs_on_engine(inputs.engine_name, inputs.engine));
     figures.engine_runs_on_gpu = Ok(engine_runs_on_gpu(inputs.engine, inputs.gpu, inputs.arch));
     figures.quant_runs_on_gpu = Ok(mode != Support::Unsupported);
-    figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast));
+    // An engine whose own kernels dequantize every format it loads (ggml: `fallback =
+    // dequantize`) runs this one as it runs all the others: nothing to warn about.
+    figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast)
+        && inputs.engine.symbol("fallback") != Some("dequantize"));
     figures.quant_support_note = Ok(support::note(
         inputs.quant,
         inputs.quant_name,

@@ -237,7 +237,7 @@ figures! {
     engine_runs_on_gpu: bool, FieldTy::Predicate, &["engine", "gpu"], "the engine is documented to run on the GPU's architecture (its `archs`; an engine without `archs` runs on every GPU)";
     quant_support: String, FieldTy::Str, &["quant", "gpu", "engine"], "how the engine runs the weight format on the GPU: `native`, `weight-only`, `upcast` or `unsupported` (the quant's `tensor` type against the GPU's `arch`)";
     quant_runs_on_gpu: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the engine can run the weight format on the GPU (natively, weight-only or upcast)";
-    quant_emulated: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the GPU lacks tensor cores for the weight format: the engine runs it weight-only or upcast to 16 bit";
+    quant_emulated: bool, FieldTy::Predicate, &["quant", "gpu", "engine"], "the GPU lacks tensor cores for the weight format: the engine runs it weight-only or upcast to 16 bit (not with `fallback = dequantize`, whose kernels dequantize every format alike)";
     quant_support_note: String, FieldTy::Str, &["quant", "gpu", "engine"], "why the weight format is not native on the GPU, and what the engine does instead";
     quant_support_advice: String, FieldTy::Str, &["quant", "gpu", "engine"], "weight formats that run natively on the GPU, and GPUs that run the format natively";
     gpu_layers: f64, FieldTy::Number, OFFLOAD, "layers on the GPUs: all of them unless `offload = auto` keeps some in system RAM; 0 with `gpu = cpu`";

@@ -350,7 +350,7 @@ pub const SEGMENTS: &[&str] = &[
 /// Tensor-core element types a format's matrix multiplies need (quants' `tensor`).
 pub const TENSOR_TYPES: &[&str] = &["fp16", "bf16", "fp8", "fp4", "int8"];
 /// What an engine does with weights whose tensor type the GPU lacks (engines' `fallback`).
-pub const FALLBACKS: &[&str] = &["weight_only", "upcast", "none"];
+pub const FALLBACKS: &[&str] = &["weight_only", "dequantize", "upcast", "none"];
 pub const YES_NO: &[&str] = &["yes", "no"];
 /// Whether an engine can keep part of a model in system RAM (engines' `offload`).
 pub const OFFLOAD_KINDS: &[&str] = &["layers", "none"];
@@ -768,7 +768,7 @@ const ENGINE: &[FieldSpec] = &[
     f(
         "fallback",
         FieldTy::Symbol(FALLBACKS),
-        "what it does with weights whose tensor type the GPU lacks: `weight_only` kernels, `upcast` to 16 bit, or `none`",
+        "what it does with weights whose tensor type the GPU lacks: `weight_only` kernels (where the architecture has them), `dequantize` in its own kernels on any GPU (ggml), `upcast` to 16 bit, or `none`",
     ),
     f(
         "kv_free_share",

@@ -1,6 +1,8 @@
 //! Whether a GPU runs a weight format natively, through weight-only kernels, upcast to
 //! 16 bit, or not at all: the quant's `tensor` type against the GPU architecture's tensor
-//! rates (stdlib/archs.deploy) and the engine's `fallback`. All of it is catalog data.
+//! rates (stdlib/archs.deploy) and the engine's `fallback` (`weight_only`: mixed-precision
+//! kernels where the architecture has them; `dequantize`: the engine's own kernels, on any
+//! GPU). All of it is catalog data.
 
 use super::Entry;
 
@@ -52,6 +54,8 @@ pub fn support(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &Entry<'_>) 
     let weight_only_kernels = arch.and_then(|a| a.symbol("weight_only")) == Some("yes");
     match engine.symbol("fallback") {
         Some("weight_only") if weight_only_kernels => Support::WeightOnly,
+        // Kernels that dequantize every format they load themselves (ggml's), on any GPU.
+        Some("dequantize") => Support::WeightOnly,
         Some("upcast") => Support::Upcast,
         _ => Support::Unsupported,
     }
