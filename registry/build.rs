@@ -74,7 +74,7 @@ fn main() {
             "Layout {{ architecture: {:?}, layers: {}, hidden: {}, intermediate: {}, \
              vocab: {}, experts: {}, experts_active: {}, moe_layers: {}, params: {}, \
              active_params: {}, kv_lora_rank: {}, qk_rope_dim: {}, window: {}, local_layers: {}, \
-             linear_layers: {}, linear_state: {}, reference: {:?}, source: {:?} }},",
+             linear_layers: {}, linear_state: {}, kv_heads: {}, reference: {:?}, source: {:?} }},",
             s.architecture,
             s.layers,
             s.hidden,
@@ -91,6 +91,7 @@ fn main() {
             opt(&s.local_layers),
             opt(&s.linear_layers),
             opt(&s.linear_state),
+            opt(&s.kv_heads),
             s.reference,
             s.source,
         );

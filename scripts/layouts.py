@@ -59,6 +59,9 @@ CONFIGS = [
      "mistralai--Mixtral-8x22B-v0.1"),
     ("llama4", "unsloth/Llama-4-Scout-17B-16E-Instruct", NEW, NEW_DIR,
      "meta-llama--Llama-4-Scout-17B-16E-Instruct"),
+    # StepFun Step-3.7-Flash: 288 experts, 8 KV heads (the bulk row copies the 64 attention
+    # heads), a 512-token window on 33 of 45 layers.
+    ("step3p7", "stepfun-ai/Step-3.7-Flash", NEW, NEW_DIR, "stepfun-ai--Step-3.7-Flash"),
     # Dense layouts: Qwen3.5/3.6/3.8-27B's Gated DeltaNet layers.
     ("qwen3_5", "Qwen/Qwen3.5-27B", NEW, NEW_DIR, "Qwen--Qwen3.5-27B"),
     ("qwen3_5_text", "Qwen/Qwen3.5-27B", NEW, NEW_DIR, "Qwen--Qwen3.5-27B"),
@@ -99,8 +102,8 @@ DEEPSEEK_V2_LITE = dict(model_type="deepseek_v2", hidden_size=2048, num_hidden_l
 
 COLUMNS = ["architecture", "layers", "hidden", "intermediate", "vocab", "experts",
            "experts_active", "moe_layers", "params", "active_params", "kv_lora_rank",
-           "qk_rope_dim", "window", "local_layers", "linear_layers", "linear_state", "reference",
-           "source"]
+           "qk_rope_dim", "window", "local_layers", "linear_layers", "linear_state", "kv_heads",
+           "reference", "source"]
 
 
 def linear_layout(t):
@@ -216,6 +219,7 @@ def row_of(git, arch, ref, commit, directory, stem, registry):
         active_params=active_params(t, t.get("num_experts_per_tok", 0), sparse),
         kv_lora_rank=t.get("kv_lora_rank") or "", qk_rope_dim=t.get("qk_rope_head_dim") or "",
         window=window, local_layers=local, reference=ref,
+        kv_heads="" if t.get("kv_lora_rank") else (t.get("num_key_value_heads") or ""),
         source=f"https://github.com/{AIC}/blob/{commit}/{path}",
     )
 
@@ -236,7 +240,7 @@ def extra_rows():
     return [
         dict(architecture="glm4_moe", layers=46, hidden=4096, intermediate=1408,
              vocab=151552, experts=128, experts_active=8, moe_layers=45,
-             active_params=active_params(GLM45_AIR, 8, set(range(1, 46))),
+             active_params=active_params(GLM45_AIR, 8, set(range(1, 46))), kv_heads=8,
              reference="zai-org/GLM-4.5-Air", source=SLIME),
         deepseek_v2_row(DEEPSEEK_V2, "deepseek-ai/DeepSeek-V2", "config_236B.json"),
         deepseek_v2_row(DEEPSEEK_V2_LITE, "deepseek-ai/DeepSeek-V2-Lite", "config_16B.json"),
@@ -249,7 +253,7 @@ def main():
     rows = [row_of(git, *spec, registry) for spec in CONFIGS]
     for extra in extra_rows():
         rows.append(dict(dict(kv_lora_rank="", qk_rope_dim="", window="", local_layers="",
-                              linear_layers="", linear_state=""),
+                              linear_layers="", linear_state="", kv_heads=""),
                          **extra, params=registry[extra["reference"]]["parameters_raw"]))
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     w.writeheader()

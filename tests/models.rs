@@ -757,3 +757,39 @@ fn deepseek_v2_lite_by_id_runs_with_its_latent_kv() {
     );
     assert!(e["decode_tps"].as_f64().is_some_and(|d| d > 0.0), "{e}");
 }
+
+/// Step-3.7-Flash by id: the layout's config.json gives it 288 experts (8 active), 8
+/// key/value heads where the bulk row has 64, and a 512-token window on 33 of 45 layers, so
+/// an 8,192-token request holds 12 full layers × 4,096 B × 8,192 plus 33 windowed layers ×
+/// 4,096 B × 512: 471,859,200 B, where the bulk row alone priced 12.08 GB.
+#[test]
+fn step_3_7_flash_by_id_takes_its_config_heads_and_window() {
+    let card = model_card("stepfun-ai/Step-3.7-Flash");
+    assert_eq!(card["kv_heads"], 8, "{card}");
+    assert_eq!(card["experts"], 288, "{card}");
+    assert_eq!(card["experts_active"], 8, "{card}");
+    assert_eq!(card["window"], 512, "{card}");
+    assert_eq!(card["local_layers"], 33, "{card}");
+    assert!(card["incomplete"].is_null(), "{card}");
+    assert!(
+        card["source"]
+            .as_str()
+            .unwrap()
+            .contains("8 key/value heads, from that config.json (the bulk row has 64)"),
+        "{card}"
+    );
+    let dir = scratch("models_step_3_7_flash");
+    write(
+        &dir,
+        "step.deploy",
+        "// Step-3.7-Flash — 阶跃星辰 (Überprüfung)\ndeployment step {\n    model   = \"stepfun-ai/Step-3.7-Flash\" // ü\n    quant   = fp8\n    gpu     = h200_sxm\n    count   = 2\n    context = 8k\n}\n",
+    );
+    let out = deployfit_in(&dir, &["explain", "step.deploy", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let e = &json(&out)[0];
+    assert_eq!(
+        e["kv_bytes"].as_f64(),
+        Some((12.0 * 8192.0 + 33.0 * 512.0) * 8.0 * 128.0 * 2.0 * 2.0),
+        "{e}"
+    );
+}

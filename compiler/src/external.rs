@@ -214,7 +214,7 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     f.number("hidden", r.hidden.map(u64::from));
     f.number("intermediate", r.intermediate.map(u64::from));
     f.number("heads", r.heads.map(u64::from));
-    f.number("kv_heads", r.kv_heads.map(u64::from));
+    f.number("kv_heads", r.key_value_heads().map(u64::from));
     let attention = r.attention();
     if attention != registry::Attention::Mla {
         f.number("head_dim", r.head_dim.map(u64::from));
@@ -284,6 +284,18 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
             );
         }
         _ => {}
+    }
+    // Where the layout's config.json corrects the bulk row's key/value heads, say so.
+    if let Some(s) = shape
+        && let Some(kv) = s.kv_heads
+        && r.kv_heads != Some(kv)
+    {
+        let _ = write!(
+            source,
+            "; {kv} key/value heads, from that config.json (the bulk row has {})",
+            r.kv_heads
+                .map_or_else(|| "none".to_string(), |n| n.to_string())
+        );
     }
     if let Some(format) = &resolved.format {
         let _ = write!(source, "; weights in {format}");

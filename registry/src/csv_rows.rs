@@ -59,6 +59,9 @@ pub const MOE_ARCHITECTURES: &[&str] = &[
     "minimax_m1",
     "minimax_m2",
     "minimax_text_01",
+    // StepFun Step-3.7-Flash: 288 routed experts (ai-dynamo/aiconfigurator
+    // aic-core/src/aiconfigurator_core/model_configs/stepfun-ai--Step-3.7-Flash_config.json@095f58a5)
+    "step3p7",
 ];
 
 /// Splits one CSV line into fields (RFC 4180 quoting within one line: `"a,b"`, `""` escapes).
@@ -343,7 +346,7 @@ pub fn parse_csv(text: &str) -> Result<Parsed, String> {
 }
 
 /// `data/layouts.csv`'s header.
-pub const SHAPE_HEADER: [&str; 18] = [
+pub const SHAPE_HEADER: [&str; 19] = [
     "architecture",
     "layers",
     "hidden",
@@ -360,6 +363,7 @@ pub const SHAPE_HEADER: [&str; 18] = [
     "local_layers",
     "linear_layers",
     "linear_state",
+    "kv_heads",
     "reference",
     "source",
 ];
@@ -389,6 +393,8 @@ pub struct Shape {
     pub local_layers: Option<u32>,
     pub linear_layers: Option<u32>,
     pub linear_state: Option<u64>,
+    /// Key/value heads from the config.json, where it has them (not MLA).
+    pub kv_heads: Option<u32>,
     pub reference: String,
     pub source: String,
 }
@@ -457,8 +463,9 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             local_layers: maybe(13)?,
             linear_layers: maybe(14)?,
             linear_state: opt_u64(&f[15]).map_err(|()| bad("`linear_state` is not a number"))?,
-            reference: f[16].clone(),
-            source: f[17].clone(),
+            kv_heads: maybe(16)?,
+            reference: f[17].clone(),
+            source: f[18].clone(),
         };
         let moe_consistent = match (shape.experts, shape.experts_active, shape.moe_layers) {
             (Some(e), Some(k), Some(m)) => k < e && m <= shape.layers,
@@ -472,6 +479,8 @@ pub fn parse_shapes(text: &str) -> Result<Vec<Shape>, String> {
             || shape.kv_lora_rank.is_some() != shape.qk_rope_dim.is_some()
             || shape.linear_layers.is_some() != shape.linear_state.is_some()
             || shape.linear_layers.is_some_and(|l| l >= shape.layers)
+            || shape.kv_heads == Some(0)
+            || (shape.kv_heads.is_some() && shape.kv_lora_rank.is_some())
             || shape.architecture.is_empty()
             || !shape.source.starts_with("https://")
         {

@@ -92,6 +92,9 @@ pub struct Layout {
     /// sequence (recurrent state in the config's `mamba_ssm_dtype`, convolution state).
     pub linear_layers: Option<u32>,
     pub linear_state: Option<u64>,
+    /// Key/value heads (not MLA): where the bulk data's count differs (Step-3.7-Flash's
+    /// config names 8 where the bulk row copied the 64 attention heads), the config's wins.
+    pub kv_heads: Option<u32>,
     /// The Hugging Face id whose config.json this is.
     pub reference: &'static str,
     /// Where the layout was read (a URL pinned to a commit).
@@ -252,13 +255,19 @@ impl Record {
         })
     }
 
+    /// Key/value heads: the layout's (from a published config.json) where the row has one,
+    /// else the bulk row's.
+    pub fn key_value_heads(&self) -> Option<u32> {
+        self.layout().and_then(|s| s.kv_heads).or(self.kv_heads)
+    }
+
     /// The attention layout: MLA from the architecture, otherwise from heads vs kv_heads.
     pub fn attention(&self) -> Attention {
         let latent = self.layout().is_some_and(|s| s.kv_lora_rank.is_some());
         if latent || MLA_ARCHITECTURES.contains(&self.architecture) {
             return Attention::Mla;
         }
-        match (self.heads, self.kv_heads) {
+        match (self.heads, self.key_value_heads()) {
             (Some(h), Some(kv)) if kv == h => Attention::Mha,
             (Some(h), Some(kv)) if kv < h && h % kv == 0 => Attention::Gqa,
             _ => Attention::Unknown,

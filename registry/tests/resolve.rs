@@ -469,6 +469,31 @@ fn moe_mla_and_dense_fields() {
     let active = v2.active_params as f64 - 102_400.0 * 5120.0;
     assert!((active / 21e9 - 1.0).abs() < 0.03, "{active}");
     assert_eq!(v2.experts, Some(160));
+    // Step-3.7-Flash: the bulk row copies its 64 attention heads as key/value heads and lists
+    // it as dense; its config.json (the layout) has 288 experts, 8 active, and 8 KV heads, so
+    // the config's count wins and the cache is grouped-query, not multi-head.
+    let step = get("stepfun-ai/Step-3.7-Flash").expect("row");
+    assert_eq!(step.kv_heads, Some(64));
+    assert_eq!(step.key_value_heads(), Some(8));
+    assert_eq!(step.attention(), Attention::Gqa);
+    assert!(step.is_moe());
+    assert_eq!(step.missing(), vec![]);
+    let layout = step.layout().expect("Step-3.7-Flash's layout");
+    assert_eq!(
+        (
+            layout.experts,
+            layout.experts_active,
+            layout.moe_layers,
+            layout.window,
+            layout.local_layers
+        ),
+        (Some(288), Some(8), Some(42), Some(512), Some(33))
+    );
+    // About 11 B active of 201 B (StepFun's Flash models: 11 B active).
+    assert!((layout.active_params as f64 / 11e9 - 1.0).abs() < 0.05);
+    // Its FP8 re-upload has the same shape, so the same layout.
+    let fp8 = get("stepfun-ai/Step-3.7-Flash-FP8").expect("row");
+    assert_eq!(fp8.key_value_heads(), Some(8));
     // Kimi-VL runs DeepSeek-V3's language model: latent attention whose sizes the bulk
     // table lacks (no layout for its shape), not 16 full KV heads.
     let kimi = get("moonshotai/Kimi-VL-A3B-Instruct").expect("row");
