@@ -22,6 +22,16 @@ fn model_card(id: &str) -> serde_json::Value {
     json(&deployfit(&["model", id, "--format", "json"]))
 }
 
+/// `explain --format json` of a one-deployment file written to a scratch directory: the
+/// deployment's object, after checking the run succeeded.
+fn explain_only(dir: &str, text: &str) -> serde_json::Value {
+    let dir = scratch(dir);
+    write(&dir, "only.deploy", text);
+    let out = deployfit_in(&dir, &["explain", "only.deploy", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    json(&out)[0].clone()
+}
+
 /// Qwen3.5/3.6-35B-A3B's cache at a 131,072-token context, FP8: 10 attention layers × 1,024
 /// bytes a token and 30 Gated DeltaNet layers × 2,146,304 bytes of state (2,096 tokens of
 /// 1,024 bytes), with explain's assumption line.
@@ -740,15 +750,10 @@ fn deepseek_v2_lite_by_id_runs_with_its_latent_kv() {
             .contains("inference/configs/config_16B.json"),
         "{card}"
     );
-    let dir = scratch("models_deepseek_v2_lite");
-    write(
-        &dir,
-        "lite.deploy",
+    let e = &explain_only(
+        "models_deepseek_v2_lite",
         "// DeepSeek-V2-Lite — 深度求索 (Überprüfung)\ndeployment lite {\n    model   = \"deepseek-ai/DeepSeek-V2-Lite-Chat\" // ü\n    quant   = bf16\n    engine  = vllm\n    gpu     = h100_sxm5\n    context = 8k\n}\n",
     );
-    let out = deployfit_in(&dir, &["explain", "lite.deploy", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let e = &json(&out)[0];
     // 8,192 tokens × 31,104 B.
     assert_eq!(
         e["kv_bytes"].as_f64(),
@@ -778,15 +783,10 @@ fn step_3_7_flash_by_id_takes_its_config_heads_and_window() {
             .contains("8 key/value heads, from that config.json (the bulk row has 64)"),
         "{card}"
     );
-    let dir = scratch("models_step_3_7_flash");
-    write(
-        &dir,
-        "step.deploy",
+    let e = &explain_only(
+        "models_step_3_7_flash",
         "// Step-3.7-Flash — 阶跃星辰 (Überprüfung)\ndeployment step {\n    model   = \"stepfun-ai/Step-3.7-Flash\" // ü\n    quant   = fp8\n    gpu     = h200_sxm\n    count   = 2\n    context = 8k\n}\n",
     );
-    let out = deployfit_in(&dir, &["explain", "step.deploy", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let e = &json(&out)[0];
     assert_eq!(
         e["kv_bytes"].as_f64(),
         Some((12.0 * 8192.0 + 33.0 * 512.0) * 8.0 * 128.0 * 2.0 * 2.0),
