@@ -80,19 +80,11 @@ const REGISTRY: &[(&str, &str)] = &[
 ];
 
 fn registry_id(model: &str) -> Option<&'static str> {
-    let model = model.to_lowercase();
-    REGISTRY
-        .iter()
-        .find(|(pattern, _)| model.contains(pattern))
-        .map(|&(_, id)| id)
+    common::first_match(REGISTRY, model)
 }
 
 fn catalog_name(model: &str) -> Option<&'static str> {
-    let model = model.to_lowercase();
-    MAPPING
-        .iter()
-        .find(|(pattern, _)| model.contains(pattern))
-        .map(|&(_, name)| name)
+    common::first_match(MAPPING, model)
 }
 
 /// One CSV row, by column name.

@@ -52,14 +52,6 @@ fn rows() -> Vec<Row> {
     common::calibration_table("other_tps.csv", "source")
 }
 
-fn lookup(table: &[(&str, &'static str)], text: &str) -> Option<&'static str> {
-    let text = text.to_lowercase();
-    table
-        .iter()
-        .find(|(pattern, _)| text.contains(pattern))
-        .map(|&(_, name)| name)
-}
-
 /// What a row measured.
 #[derive(Clone, Copy, PartialEq)]
 enum Quantity {
@@ -93,13 +85,13 @@ fn case(index: usize, row: &Row) -> Result<Option<Case>, String> {
         _ => return Ok(None),
     };
     let device = row["device"].as_str();
-    let gpu = lookup(GPUS, device).ok_or("GPU not in the catalog")?;
+    let gpu = common::first_match(GPUS, device).ok_or("GPU not in the catalog")?;
     let count: u64 = device
         .split_once("x ")
         .and_then(|(n, _)| n.trim().parse().ok())
         .unwrap_or(1);
-    let model =
-        lookup(MODELS, &row["model"]).ok_or("model in neither the catalog nor the registry")?;
+    let model = common::first_match(MODELS, &row["model"])
+        .ok_or("model in neither the catalog nor the registry")?;
     let engine = row["engine"].to_lowercase();
     let llamacpp = engine.starts_with("llama.cpp");
     let quant = row["quant"].to_lowercase();

@@ -117,6 +117,16 @@ pub fn deployfit_timed(dir: &Path, args: &[&str], limit: Duration) -> (Output, D
     (output, elapsed)
 }
 
+/// The value of the first `(pattern, value)` pair whose pattern the lower-cased text contains:
+/// the calibration tests' mapping tables from a source's wording to a catalog name or id.
+pub fn first_match(table: &[(&str, &'static str)], text: &str) -> Option<&'static str> {
+    let text = text.to_lowercase();
+    table
+        .iter()
+        .find(|(pattern, _)| text.contains(pattern))
+        .map(|&(_, value)| value)
+}
+
 /// A CSV table under tests/fixtures/calibration, one map per row by column name; its first
 /// column must be `first` (the header is kept) and every row has every column.
 pub fn calibration_table(
