@@ -211,16 +211,46 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     matmul * 100.0
                 ));
             }
+            let arch = match gpu.and_then(|g| g.fields.get("arch")) {
+                Some(Value::Ref(_, arch_name)) => entry(DeclKind::Arch, arch_name),
+                _ => None,
+            };
             // An architecture whose kernels reach less than the engines' fitted efficiencies.
             if serving
-                && let Some(Value::Ref(_, arch_name)) = gpu.and_then(|g| g.fields.get("arch"))
-                && let Some(arch) = entry(DeclKind::Arch, arch_name)
+                && let Some(arch) = arch
                 && let Some(share) = arch.number("serving_efficiency")
                 && share < 1.0
             {
                 assumptions.push(format!(
-                    "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth and compute efficiencies (the arch's `serving_efficiency`; docs/calibration-serving.md)",
-                    arch.text("name").unwrap_or(arch_name),
+                    "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth efficiency (the arch's `serving_efficiency`; docs/calibration-serving.md)",
+                    arch.text("name").unwrap_or("its architecture"),
+                    share * 100.0
+                ));
+            }
+            // The share of its tensor peaks the GPU's best matrix multiplies reach, which the
+            // engines' compute efficiencies scale.
+            if serving && let Some(gpu) = gpu {
+                use crate::eval::estimate::{ShareSource, matmul_share};
+                let (share, source) = matmul_share(gpu, arch, "bf16");
+                let whence = match source {
+                    ShareSource::Measured | ShareSource::MeasuredBf16 => {
+                        "its measured `bf16_mamf`, Maximum Achievable Matmul FLOPS".to_string()
+                    }
+                    ShareSource::Arch => format!(
+                        "no measurement of its own: its architecture's `matmul_share`, from {}'s measured GPUs",
+                        arch.and_then(|a| a.text("name")).unwrap_or("the architecture")
+                    ),
+                    ShareSource::Default => {
+                        "no measurement of it or its architecture: the measured NVIDIA data-centre GPUs' median".to_string()
+                    }
+                };
+                let fp8 = match matmul_share(gpu, arch, "fp8") {
+                    (fp8, ShareSource::Measured) => format!(", {:.1} % in FP8", fp8 * 100.0),
+                    _ => String::new(),
+                };
+                assumptions.push(format!(
+                    "{}'s best matrix multiplies reach {:.1} % of its BF16 peak{fp8} ({whence}); the engine's compute efficiency is a share of that rate (docs/calibration-serving.md)",
+                    setup.gpu,
                     share * 100.0
                 ));
             }

@@ -1522,7 +1522,11 @@ fn speed_and_cost(
         })
     }
     .filter(|_| !on_cpu);
-    let bf16_peak = sixteen_bit_peak(inputs).filter(|_| !on_cpu);
+    // Attention kernels multiply at 16 bit, at the share of that peak the GPU's best matrix
+    // multiplies reach.
+    let bf16_peak = sixteen_bit_peak(gpu, inputs.arch)
+        .map(|peak| peak * matmul_share(gpu, inputs.arch, "bf16").0)
+        .filter(|_| !on_cpu);
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,
@@ -1688,11 +1692,11 @@ fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<
 /// A tensor type's dense peak of one GPU from its architecture: `{type}_rate` FLOP per clock
 /// per SM/CU × `sms` × `boost_clock_mhz` (halved on GeForce cards, whose catalog figures
 /// are FP32-accumulate rates).
-fn arch_peak(inputs: &Inputs<'_, '_>, ty: &str) -> Option<f64> {
-    let rate = inputs.arch?.number(&format!("{ty}_rate"))?;
-    let units = inputs.gpu.number("sms")?;
-    let clock = inputs.gpu.number("boost_clock_mhz")?;
-    let half = if inputs.gpu.symbol("family") == Some("geforce") {
+fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
+    let rate = arch?.number(&format!("{ty}_rate"))?;
+    let units = gpu.number("sms")?;
+    let clock = gpu.number("boost_clock_mhz")?;
+    let half = if gpu.symbol("family") == Some("geforce") {
         2.0
     } else {
         1.0
@@ -1701,41 +1705,96 @@ fn arch_peak(inputs: &Inputs<'_, '_>, ty: &str) -> Option<f64> {
 }
 
 /// The GPU's dense 16-bit peak: its `bf16` figure, else its architecture's.
-fn sixteen_bit_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
-    inputs
-        .gpu
-        .number("bf16")
-        .or_else(|| arch_peak(inputs, "bf16"))
+fn sixteen_bit_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>) -> Option<f64> {
+    gpu.number("bf16").or_else(|| arch_peak(gpu, arch, "bf16"))
 }
 
-/// The peak a serving engine's matrix multiplies run at: the format's tensor type where the
-/// GPU runs it natively — the GPU's own figure for it (`fp8`), else its 16-bit figure scaled
-/// by the architecture's rate ratio (FP4 on Blackwell is 4× BF16), else the architecture's
-/// rate — and the 16-bit peak for weight-only, upcast and 16-bit formats.
-fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
-    let sixteen = sixteen_bit_peak(inputs);
-    let tensor = match (inputs.support(), inputs.quant.symbol("tensor")) {
-        (Support::Native, Some(ty)) if ty != "bf16" && ty != "fp16" => ty,
-        _ => return sixteen,
-    };
-    let rate = |ty: &str| {
-        inputs
-            .arch
-            .and_then(|arch| arch.number(&format!("{ty}_rate")))
-    };
-    if rate(tensor).is_none() {
-        return sixteen;
+/// A tensor type's dense datasheet peak of one GPU: the GPU's own figure for it, else its
+/// 16-bit figure scaled by the architecture's rate ratio (FP4 on Blackwell is 4× BF16), else
+/// the architecture's rate × SMs × clock.
+fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
+    if ty == "bf16" {
+        return sixteen_bit_peak(gpu, arch);
     }
-    inputs
-        .gpu
-        .number(tensor)
-        .or_else(|| Some(sixteen? * rate(tensor)? / rate("bf16")?))
-        .or_else(|| arch_peak(inputs, tensor))
-        .map(|peak| peak * tensor_share(inputs))
+    let rate = |ty: &str| arch.and_then(|arch| arch.number(&format!("{ty}_rate")));
+    gpu.number(ty)
+        .or_else(|| Some(sixteen_bit_peak(gpu, arch)? * rate(ty)? / rate("bf16")?))
+        .or_else(|| arch_peak(gpu, arch, ty))
 }
 
-/// The share of the serving engines' fitted efficiencies the GPU architecture's kernels
-/// reach (the arch's `serving_efficiency`; 1 where it says nothing).
+/// The tensor type a serving engine's matrix multiplies run on: the format's own where the
+/// GPU runs it natively and the architecture has a rate for it, else 16 bit.
+fn serving_tensor<'a>(inputs: &Inputs<'a, '_>) -> &'a str {
+    match (inputs.support(), inputs.quant.symbol("tensor")) {
+        (Support::Native, Some(ty))
+            if ty != "bf16"
+                && ty != "fp16"
+                && inputs
+                    .arch
+                    .and_then(|arch| arch.number(&format!("{ty}_rate")))
+                    .is_some() =>
+        {
+            ty
+        }
+        _ => "bf16",
+    }
+}
+
+/// The peak a serving engine's matrix multiplies run at: the datasheet peak of
+/// [`serving_tensor`]'s type, × the format's `tensor_efficiency` for a non-16-bit type, ×
+/// the share of that peak the GPU's best matrix multiplies reach ([`matmul_share`]).
+fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
+    let ty = serving_tensor(inputs);
+    let format = if ty == "bf16" {
+        1.0
+    } else {
+        tensor_share(inputs)
+    };
+    let (share, _) = matmul_share(inputs.gpu, inputs.arch, ty);
+    type_peak(inputs.gpu, inputs.arch, ty).map(|peak| peak * format * share)
+}
+
+/// Where [`matmul_share`] found a GPU's achievable share of its tensor peak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShareSource {
+    /// The GPU's measured `{type}_mamf` for this tensor type.
+    Measured,
+    /// The GPU's measured `bf16_mamf`, for a type it has no measurement of.
+    MeasuredBf16,
+    /// Its architecture's `matmul_share`.
+    Arch,
+    /// [`speed::MATMUL_SHARE`].
+    Default,
+}
+
+/// The share of a tensor type's datasheet peak that the best matrix multiplies reach on a
+/// GPU: its Maximum Achievable Matmul FLOPS (`{type}_mamf`, measured) over the peak, else
+/// its measured BF16 share, else its architecture's `matmul_share`, else
+/// [`speed::MATMUL_SHARE`] (docs/calibration-serving.md, "Achievable matmul rate"). A
+/// measurement above the peak counts as the peak.
+pub fn matmul_share(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> (f64, ShareSource) {
+    let measured = |ty: &str| {
+        let mamf = gpu.number(&format!("{ty}_mamf"))?;
+        let peak = type_peak(gpu, arch, ty)?;
+        (peak > 0.0).then(|| (mamf / peak).min(1.0))
+    };
+    if let Some(share) = measured(ty) {
+        return (share, ShareSource::Measured);
+    }
+    if let Some(share) = measured("bf16") {
+        return (share, ShareSource::MeasuredBf16);
+    }
+    match arch
+        .and_then(|arch| arch.number("matmul_share"))
+        .filter(|share| *share > 0.0 && *share <= 1.0)
+    {
+        Some(share) => (share, ShareSource::Arch),
+        None => (speed::MATMUL_SHARE, ShareSource::Default),
+    }
+}
+
+/// The share of the serving engines' fitted bandwidth efficiency the GPU architecture's
+/// kernels reach (the arch's `serving_efficiency`; 1 where it says nothing).
 fn serving_share(inputs: &Inputs<'_, '_>) -> f64 {
     inputs
         .arch
@@ -1771,7 +1830,9 @@ fn serving_inputs(
     let engine_speed = speed::Engine {
         bandwidth_efficiency: arch_share
             * field("bandwidth_efficiency", pooled.bandwidth_efficiency),
-        compute_efficiency: arch_share * field("compute_efficiency", pooled.compute_efficiency),
+        // The compute side's architecture share is the GPU's achievable matmul share, already
+        // in the peaks ([`matmul_share`]).
+        compute_efficiency: field("compute_efficiency", pooled.compute_efficiency),
         step_overhead: field("step_overhead", pooled.step_overhead),
         sequence_overhead: field("sequence_overhead", pooled.sequence_overhead),
         cuda_graphs: !inputs.enforce_eager

@@ -441,7 +441,13 @@ const ARCH: &[FieldSpec] = &[
     f(
         "serving_efficiency",
         FieldTy::Ratio,
-        "share of the serving engines' fitted bandwidth and compute efficiencies (fitted on NVIDIA data-centre GPUs) this architecture's kernels reach (default 100%)",
+        "share of the serving engines' fitted bandwidth efficiency (fitted on NVIDIA data-centre GPUs) this architecture's kernels reach (default 100%)",
+    )
+    .valid(Valid::Share),
+    f(
+        "matmul_share",
+        FieldTy::Ratio,
+        "share of the tensor peaks the best matrix multiplies reach on this architecture's GPUs, for a GPU that records no `bf16_mamf` (default 80.3%)",
     )
     .valid(Valid::Share),
 ];
@@ -491,6 +497,18 @@ const GPU: &[FieldSpec] = &[
         "int8",
         FieldTy::Q(Dim::COMPUTE),
         "dense INT8 tensor throughput",
+    )
+    .valid(Valid::Positive),
+    f(
+        "bf16_mamf",
+        FieldTy::Q(Dim::COMPUTE),
+        "measured Maximum Achievable Matmul FLOPS in BF16: the best dense matmul's rate, which serving engines' efficiencies scale",
+    )
+    .valid(Valid::Positive),
+    f(
+        "fp8_mamf",
+        FieldTy::Q(Dim::COMPUTE),
+        "measured Maximum Achievable Matmul FLOPS in FP8 (e4m3)",
     )
     .valid(Valid::Positive),
     f("tdp", FieldTy::Q(Dim::WATTS), "board power").valid(Valid::Positive),

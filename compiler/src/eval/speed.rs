@@ -380,10 +380,10 @@ impl Engine {
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
-        bandwidth_efficiency: 0.81,
-        compute_efficiency: 0.58,
-        step_overhead: 1.79e-3,
-        sequence_overhead: 7.4e-6,
+        bandwidth_efficiency: 0.82,
+        compute_efficiency: 0.72,
+        step_overhead: 2.03e-3,
+        sequence_overhead: 4.7e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
         moe_bandwidth_efficiency: MOE_BANDWIDTH_EFFICIENCY,
@@ -396,10 +396,16 @@ impl Engine {
 /// efficiency: fitted with [`MOE_BANDWIDTH_EFFICIENCY`] on the 14 MoE rows of the serving
 /// measurements other than DeepSeek-R1's (docs/calibration-serving.md, "Mixture of
 /// experts").
-pub const MOE_EFFICIENCY: f64 = 0.35;
+pub const MOE_EFFICIENCY: f64 = 0.315;
 /// Expert weights a mixture-of-experts layer streams reach this share of the engine's
 /// bandwidth efficiency (the same fit as [`MOE_EFFICIENCY`]).
-pub const MOE_BANDWIDTH_EFFICIENCY: f64 = 0.69;
+pub const MOE_BANDWIDTH_EFFICIENCY: f64 = 0.70;
+/// Share of a tensor type's datasheet peak the best matrix multiplies reach on a GPU whose
+/// catalog entry and architecture record no measurement (Maximum Achievable Matmul FLOPS
+/// over the peak): 80.3 %, the median of the seven NVIDIA data-centre GPUs measured in
+/// stas00/ml-engineering's MAMF table (the H100 SXM's own share; the AMD architectures carry
+/// their own `matmul_share`; docs/calibration-serving.md, "Achievable matmul rate").
+pub const MATMUL_SHARE: f64 = 0.803;
 /// Tokens an engine step processes at most when the engine does not say
 /// (`max_num_batched_tokens`; SGLang's, TensorRT-LLM's and LMDeploy's default).
 pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
