@@ -470,3 +470,30 @@ fn a_fleet_needs_a_workload_and_classes_need_a_fleet() {
         "{half}"
     );
 }
+
+/// A fleet option of `count` tensor-parallel GPUs rents instances that hold the group
+/// wherever an offer does (docs/cost.md): two H100 SXM5 never come as two of Lambda's
+/// 1-GPU instances; two H100 PCIe, which only 1-GPU instances carry, span two.
+#[test]
+fn fleet_options_keep_a_tensor_parallel_group_in_one_instance() {
+    let dir = scratch("fleet_tensor_group");
+    let path = dir.join("pairs.deploy");
+    std::fs::write(
+        &path,
+        "// Paare — 成对: zwei GPUs je Replik\ndeployment pairs {\n    model    = qwen3_32b\n    quant    = fp8\n    context  = 8k\n    engine   = vllm\n    gpu      = one_of [h100_sxm5, h100_pcie] // ü\n    count    = 2\n    fleet    = mixed\n    workload {\n        chat {\n            rate   = 4 req/s\n            prompt = 512\n            output = 256\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    let s = solve_json(path.to_str().unwrap());
+    let options = s["options"].as_array().expect("options");
+    let of = |gpu: &str| -> Vec<&Value> { options.iter().filter(|o| o["gpu"] == gpu).collect() };
+    let sxm = of("h100_sxm5");
+    assert!(!sxm.is_empty(), "{s}");
+    for o in &sxm {
+        assert!(o["gpus_per_instance"].as_u64().unwrap() >= 2, "{o}");
+        assert_ne!(o["offer"], "lambda_gpu_1x_h100_sxm5", "{o}");
+    }
+    let pcie = of("h100_pcie");
+    assert_eq!(pcie.len(), 1, "{s}");
+    assert_eq!(pcie[0]["offer"], "lambda_gpu_1x_h100_pcie");
+    assert_eq!(pcie[0]["gpus_per_instance"], 1);
+}

@@ -60,19 +60,83 @@ fn llama_70b_on_two_h100_rents_a_named_offer() {
     // The cost is the instances it implies, whole.
     assert!((cost - instances as f64 * per_instance).abs() < 1e-9, "{e}");
     assert!(instances * gpus_per_instance >= 2, "{e}");
-    // Today's cheapest: two of Lambda's 1-GPU SXM5 instances at $3.29/h.
+    // The tensor-parallel pair must share one server's NVLink: the cheapest instance that
+    // holds two is RunPod's 8-GPU pod, not two of Lambda's 1-GPU instances ($6.58/h).
     assert_eq!(
-        (provider, offer, instances),
-        ("lambda", "lambda_gpu_1x_h100_sxm5", 2)
+        (provider, offer, instances, gpus_per_instance),
+        ("runpod", "runpod_8x_h100_sxm_secure", 1, 8)
     );
-    assert!((cost - 6.58).abs() < 1e-9, "{cost}");
+    assert!((cost - 23.92).abs() < 1e-9, "{cost}");
+    assert!(e.get("tensor_spans_instances").is_none(), "{e}");
     // The human explain says it too.
     let text = stdout(&deployfit(&["explain", &path]));
     assert!(
-        text.contains("pricing      cloud: provider lambda, offer lambda_gpu_1x_h100_sxm5, 2 × gpu_1x_h100_sxm5"),
+        text.contains("pricing      cloud: provider runpod, offer runpod_8x_h100_sxm_secure, 1 × 8x_H100-SXM_SECURE"),
         "{text}"
     );
-    assert!(text.contains("cost         $6.58/h"), "{text}");
+    assert!(text.contains("cost         $23.92/h"), "{text}");
+    assert!(
+        text.contains("each tensor-parallel group of 2 × h100_sxm5 is rented in one instance"),
+        "{text}"
+    );
+}
+
+/// A tensor-parallel group is rented in one instance wherever an offer holds it; where
+/// none does (the catalog rents H100 PCIe only as Lambda's 1-GPU instances) it spans
+/// instances and says so. One GPU still rents the cheapest 1-GPU instance, pipeline
+/// stages may cross instances, and the solver's fleet options follow the same rule.
+#[test]
+fn a_tensor_parallel_group_rents_one_instance_that_holds_it() {
+    let dir = scratch("pricing_tensor_group");
+    let path = write(
+        &dir,
+        "a.deploy",
+        r#"// Tensorparallel — 张量并行: eine Gruppe, ein Server
+deployment one {
+    model = glm4_9b; quant = fp8; engine = vllm; context = 8k; gpu = h100_sxm5 // ü
+}
+deployment pair {
+    model = glm4_9b; quant = fp8; engine = vllm; context = 8k; gpu = h100_sxm5; count = 2
+}
+deployment pcie_pair {
+    model = glm4_9b; quant = fp8; engine = vllm; context = 8k; gpu = h100_pcie; count = 2
+}
+deployment stages {
+    model = glm4_9b; quant = bf16; engine = vllm; context = 8k; gpu = h100_sxm5; pipeline = 2
+}
+"#,
+    );
+    let all = explain(&path);
+    let one = by_name(&all, "one");
+    assert_eq!(one["offer"], "lambda_gpu_1x_h100_sxm5", "{one}");
+    let pair = by_name(&all, "pair");
+    assert!(pair["gpus_per_instance"].as_u64().unwrap() >= 2, "{pair}");
+    assert_eq!(pair["instances"], 1, "{pair}");
+    // No offer holds two H100 PCIe: two 1-GPU instances, flagged.
+    let pcie = by_name(&all, "pcie_pair");
+    assert_eq!(
+        (pcie["offer"].as_str(), pcie["instances"].as_u64()),
+        (Some("lambda_gpu_1x_h100_pcie"), Some(2)),
+        "{pcie}"
+    );
+    assert_eq!(pcie["tensor_spans_instances"], true, "{pcie}");
+    let said = pcie["assumptions"].to_string();
+    assert!(
+        said.contains("no offer that passes the filters holds a tensor-parallel group of 2 × h100_pcie in one instance (the rented one holds 1)"),
+        "{said}"
+    );
+    // Two pipeline stages of one GPU each: each stage fits a 1-GPU instance.
+    let stages = by_name(&all, "stages");
+    assert_eq!(
+        (stages["offer"].as_str(), stages["instances"].as_u64()),
+        (Some("lambda_gpu_1x_h100_sxm5"), Some(2)),
+        "{stages}"
+    );
+    assert!(
+        !stages["assumptions"]
+            .to_string()
+            .contains("tensor-parallel group")
+    );
 }
 
 #[test]

@@ -154,6 +154,10 @@ pub struct Rental {
     /// Whole instances rented, and GPUs on each.
     pub instances: u64,
     pub gpus_per_instance: u64,
+    /// Whether a tensor-parallel group spans instances: no offer that carries the GPU and
+    /// passes the filters holds `count` of it in one instance (printed only when so).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tensor_spans_instances: bool,
     /// The price of one instance per second (on demand or spot), and per hour.
     #[serde(skip)]
     pub instance_price: f64,
@@ -2202,16 +2206,29 @@ pub fn offer_rate(offer: &Entry<'_>, spot: bool) -> Option<f64> {
     .filter(|rate| *rate > 0.0 && rate.is_finite())
 }
 
-/// Whole instances of an offer with `gpus` GPUs each for `replicas` replicas of `count`
-/// GPUs: `floor(gpus / count)` replicas share an instance when a replica fits one, else
-/// each replica takes `ceil(count / gpus)` instances (docs/cost.md).
-pub fn instances_needed(count: u64, replicas: u64, gpus: u64) -> u64 {
-    let (count, gpus) = (count.max(1), gpus.max(1));
-    if count <= gpus {
-        replicas.div_ceil(gpus / count)
+/// Whole instances of an offer with `gpus` GPUs each for `replicas` replicas of `pipeline`
+/// stages of `count` tensor-parallel GPUs (docs/cost.md): `floor(gpus / (count × pipeline))`
+/// replicas share an instance when a replica fits one; else each instance holds
+/// `floor(gpus / count)` whole stages, the stages crossing instances; else (a stage larger
+/// than an instance) each replica takes `ceil(count × pipeline / gpus)` instances.
+pub fn instances_needed(count: u64, pipeline: u64, replicas: u64, gpus: u64) -> u64 {
+    let (count, pipeline, gpus) = (count.max(1), pipeline.max(1), gpus.max(1));
+    let replica = count.saturating_mul(pipeline);
+    if replica <= gpus {
+        replicas.div_ceil(gpus / replica)
+    } else if count <= gpus {
+        replicas.saturating_mul(pipeline.div_ceil(gpus / count))
     } else {
-        replicas.saturating_mul(count.div_ceil(gpus))
+        replicas.saturating_mul(replica.div_ceil(gpus))
     }
+}
+
+/// Whether an instance of `gpus` GPUs holds a tensor-parallel group of `count`: its
+/// all-reduces then run over the instance's own GPU links, as the speed model assumes
+/// (NVLink on an HGX board). Separate instances of fewer GPUs would put them on the
+/// network between instances.
+pub fn holds_tensor_group(gpus: u64, count: u64) -> bool {
+    gpus >= count.max(1)
 }
 
 /// How the reason for a missing cloud cost starts, which `deploy::cost::no_offer` is
@@ -2221,23 +2238,31 @@ pub const NO_OFFER: &str = "no cloud offer";
 /// The cheapest rental of the configuration among the deployment's offers that carry its
 /// GPU (ties: the first by name), or why there is none.
 pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental, EvalError> {
+    // The offers that carry the GPU and have a price, with their GPUs per instance.
+    let candidates: Vec<(&str, &Entry<'_>, f64, u64)> = pricing
+        .offers
+        .iter()
+        .filter(|(_, offer)| offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name))
+        .filter_map(|&(name, offer)| {
+            let rate = offer_rate(offer, pricing.spot)?;
+            let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
+            Some((name, offer, rate, gpus as u64))
+        })
+        .collect();
+    // A tensor-parallel group stays in one instance wherever an offer holds it.
+    let spans = !candidates
+        .iter()
+        .any(|&(.., gpus)| holds_tensor_group(gpus, inputs.count));
     let mut best: Option<(f64, Rental)> = None;
-    for (name, offer) in pricing.offers {
-        if !offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name) {
+    for (name, offer, rate, gpus) in candidates {
+        if !spans && !holds_tensor_group(gpus, inputs.count) {
             continue;
         }
-        let Some(rate) = offer_rate(offer, pricing.spot) else {
-            continue;
-        };
-        let Some(gpus) = offer.number("gpus").filter(|g| *g >= 1.0) else {
-            continue;
-        };
-        let gpus = gpus as u64;
-        let instances = instances_needed(inputs.gpus_per_replica(), inputs.replicas, gpus);
+        let instances = instances_needed(inputs.count, inputs.plan.pipeline, inputs.replicas, gpus);
         let cost = instances as f64 * rate;
         let better = match &best {
             None => true,
-            Some((old, rental)) => cost < *old || (cost == *old && *name < rental.offer.as_str()),
+            Some((old, rental)) => cost < *old || (cost == *old && name < rental.offer.as_str()),
         };
         if better {
             best = Some((
@@ -2249,6 +2274,7 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
                     region: offer.text("region").map(str::to_string),
                     instances,
                     gpus_per_instance: gpus,
+                    tensor_spans_instances: spans && inputs.count > 1,
                     instance_price: rate,
                     instance_price_per_hour: crate::units::per_hour(rate),
                     spot: pricing.spot,
