@@ -2231,6 +2231,37 @@ pub fn holds_tensor_group(gpus: u64, count: u64) -> bool {
     gpus >= count.max(1)
 }
 
+/// An offer a configuration can rent: its name, entry, price per instance per second (on
+/// demand or spot) and GPUs per instance.
+pub type RentableOffer<'a, 'db> = (&'a str, &'a Entry<'db>, f64, u64);
+
+/// The offers among `offers` (already those that carry the GPU) that have a price and can
+/// hold a tensor-parallel group of `count`, and whether that group spans instances: an
+/// offer of fewer than `count` GPUs per instance is one only when none holds the group
+/// (docs/cost.md). The rental of one deployment and the fleet solver's options both read it.
+pub fn rentable_offers<'a, 'db>(
+    offers: impl IntoIterator<Item = (&'a str, &'a Entry<'db>)>,
+    spot: bool,
+    count: u64,
+) -> (Vec<RentableOffer<'a, 'db>>, bool) {
+    let priced: Vec<RentableOffer<'a, 'db>> = offers
+        .into_iter()
+        .filter_map(|(name, offer)| {
+            let rate = offer_rate(offer, spot)?;
+            let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
+            Some((name, offer, rate, gpus as u64))
+        })
+        .collect();
+    let spans = !priced
+        .iter()
+        .any(|&(.., gpus)| holds_tensor_group(gpus, count));
+    let held = priced
+        .into_iter()
+        .filter(|&(.., gpus)| spans || holds_tensor_group(gpus, count))
+        .collect();
+    (held, spans)
+}
+
 /// How the reason for a missing cloud cost starts, which `deploy::cost::no_offer` is
 /// reported for.
 pub const NO_OFFER: &str = "no cloud offer";
@@ -2238,26 +2269,17 @@ pub const NO_OFFER: &str = "no cloud offer";
 /// The cheapest rental of the configuration among the deployment's offers that carry its
 /// GPU (ties: the first by name), or why there is none.
 pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental, EvalError> {
-    // The offers that carry the GPU and have a price, with their GPUs per instance.
-    let candidates: Vec<(&str, &Entry<'_>, f64, u64)> = pricing
-        .offers
-        .iter()
-        .filter(|(_, offer)| offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name))
-        .filter_map(|&(name, offer)| {
-            let rate = offer_rate(offer, pricing.spot)?;
-            let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
-            Some((name, offer, rate, gpus as u64))
-        })
-        .collect();
-    // A tensor-parallel group stays in one instance wherever an offer holds it.
-    let spans = !candidates
-        .iter()
-        .any(|&(.., gpus)| holds_tensor_group(gpus, inputs.count));
+    let (candidates, spans) = rentable_offers(
+        pricing
+            .offers
+            .iter()
+            .copied()
+            .filter(|(_, offer)| offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name)),
+        pricing.spot,
+        inputs.count,
+    );
     let mut best: Option<(f64, Rental)> = None;
     for (name, offer, rate, gpus) in candidates {
-        if !spans && !holds_tensor_group(gpus, inputs.count) {
-            continue;
-        }
         let instances = instances_needed(inputs.count, inputs.plan.pipeline, inputs.replicas, gpus);
         let cost = instances as f64 * rate;
         let better = match &best {

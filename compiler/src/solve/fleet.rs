@@ -648,24 +648,14 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                     }
                 }
                 PricingMode::Cloud => {
-                    use crate::eval::estimate::{holds_tensor_group, offer_rate};
-                    let priced_offers: Vec<(&str, &Entry<'db>, f64, u64)> = gpu_offers
-                        .iter()
-                        .filter_map(|&(name, offer)| {
-                            let rate = offer_rate(offer, settings.spot)?;
-                            let per = offer.number("gpus").filter(|g| *g >= 1.0)?;
-                            Some((name, offer, rate, per as u64))
-                        })
-                        .collect();
                     // A tensor-parallel group stays in one instance wherever an offer
                     // holds it (docs/cost.md), as the rental of one deployment does.
-                    let spans = !priced_offers
-                        .iter()
-                        .any(|&(.., per)| holds_tensor_group(per, count));
-                    for (name, offer, rate, per) in priced_offers {
-                        if !spans && !holds_tensor_group(per, count) {
-                            continue;
-                        }
+                    let (rentable, _) = crate::eval::estimate::rentable_offers(
+                        gpu_offers.iter().copied(),
+                        settings.spot,
+                        count,
+                    );
+                    for (name, offer, rate, per) in rentable {
                         let (replicas, instances) = if count <= per {
                             (per / count, 1)
                         } else {
