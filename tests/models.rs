@@ -793,3 +793,39 @@ fn step_3_7_flash_by_id_takes_its_config_heads_and_window() {
         "{e}"
     );
 }
+
+/// A registry row whose parameter count is far above what its own dense shape holds is a
+/// mixture of experts whose experts it does not give (Step-3.5-Flash: 199.4 B parameters,
+/// 25.6x its dense shape): `check` warns `deploy::model::incomplete` at the model's span,
+/// past non-ASCII text, and names why and what to supply; the card says it too.
+#[test]
+fn a_model_far_larger_than_its_dense_shape_is_an_incomplete_mixture_of_experts() {
+    let card = model_card("stepfun-ai/Step-3.5-Flash");
+    let incomplete = card["incomplete"].as_str().expect("incomplete");
+    assert!(
+        incomplete.contains("it is a mixture of experts by its size (199.4 B parameters, 25.6 × what its dense shape of 45 layers holds), and the row lacks the number of experts"),
+        "{card}"
+    );
+    let dir = scratch("models_step_3_5_flash");
+    write(
+        &dir,
+        "s.deploy",
+        "// Step-3.5-Flash — 阶跃星辰 (Überprüfung)\ndeployment s {\n    model   = \"stepfun-ai/Step-3.5-Flash\" // ü\n    quant   = fp8\n    gpu     = h200_sxm\n    count   = 4\n    context = 8k\n}\n",
+    );
+    let out = deployfit_in(&dir, &["check", "s.deploy", "--format", "json"]);
+    let report = json(&out);
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "deploy::model::incomplete")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(15)),
+        "{d}"
+    );
+    assert!(d["message"].as_str().unwrap().contains("25.6 ×"), "{d}");
+    assert!(d["help"].as_str().unwrap().contains("config.json"), "{d}");
+}

@@ -306,7 +306,18 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     if !missing.is_empty() {
         let text: Vec<String> = missing
             .iter()
-            .map(|m| format!("{}: {}", m.what(), m.how_to_supply()))
+            .map(|m| {
+                // A row read as a mixture of experts by its size alone says so.
+                let why = match (m, r.moe_size_ratio()) {
+                    (deployfit_registry::Missing::MoeExpertCounts, Some(ratio)) => format!(
+                        "it is a mixture of experts by its size ({:.1} B parameters, {ratio:.1} × what its dense shape of {} layers holds), and the row lacks ",
+                        r.params.unwrap_or(0) as f64 / 1e9,
+                        r.layers.unwrap_or(0)
+                    ),
+                    _ => String::new(),
+                };
+                format!("{why}{}: {}", m.what(), m.how_to_supply())
+            })
             .collect();
         f.text("incomplete", &text.join("; "));
     }

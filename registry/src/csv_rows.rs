@@ -269,7 +269,69 @@ pub fn is_moe(row: &Row) -> bool {
         || MOE_ARCHITECTURES.contains(&arch.as_str())
         || row.shared_expert_intermediate.is_some()
         || name_says_moe(name)
+        || size_says_moe(row).is_some()
 }
+
+/// A row's parameter count over what its own shape holds as a dense transformer, when that
+/// is more than [`MOE_SIZE_RATIO`]: its parameters sit in experts the row does not
+/// describe (Step-3.5-Flash: 199 B parameters where 45 layers of hidden 4096, 64 heads and
+/// an FFN of 1280 hold 7.8 B). The dense shape is `layers × (2·hidden·heads·head_dim +
+/// 2·hidden·kv_heads·head_dim + 3·hidden·intermediate) + 2·vocab·hidden` (Q and O, K and
+/// V, a gated MLP, untied embeddings); it needs every one of those fields.
+pub fn size_says_moe(row: &Row) -> Option<f64> {
+    moe_size_ratio(&DenseShape {
+        params: row.params,
+        layers: row.layers,
+        hidden: row.hidden,
+        heads: row.heads,
+        kv_heads: row.kv_heads,
+        head_dim: row.head_dim,
+        vocab: row.vocab,
+        intermediate: row.intermediate_col,
+    })
+}
+
+/// The fields [`moe_size_ratio`] reads.
+pub struct DenseShape {
+    pub params: Option<u64>,
+    pub layers: Option<u32>,
+    pub hidden: Option<u32>,
+    pub heads: Option<u32>,
+    pub kv_heads: Option<u32>,
+    pub head_dim: Option<u32>,
+    pub vocab: Option<u32>,
+    pub intermediate: Option<u32>,
+}
+
+/// Parameters over the dense shape's (see [`size_says_moe`]) when above [`MOE_SIZE_RATIO`].
+pub fn moe_size_ratio(shape: &DenseShape) -> Option<f64> {
+    let params = shape.params? as f64;
+    let (layers, hidden, heads) = (
+        f64::from(shape.layers?),
+        f64::from(shape.hidden?),
+        f64::from(shape.heads?),
+    );
+    let kv_heads = f64::from(shape.kv_heads.unwrap_or(shape.heads?));
+    let head_dim = match shape.head_dim {
+        Some(d) => f64::from(d),
+        None => hidden / heads,
+    };
+    let (vocab, intermediate) = (f64::from(shape.vocab?), f64::from(shape.intermediate?));
+    let attention = 2.0 * hidden * heads * head_dim + 2.0 * hidden * kv_heads * head_dim;
+    let dense = layers * (attention + 3.0 * hidden * intermediate) + 2.0 * vocab * hidden;
+    let ratio = params / dense;
+    (dense > 0.0 && ratio > MOE_SIZE_RATIO).then_some(ratio)
+}
+
+/// How many times its dense shape's parameters a row must count to be read as a mixture of
+/// experts. Over the 7,113 rows of data/hf_models.csv with every shape field that no other
+/// sign marks as MoE, the ratio's median is 1.00 and its 90th percentile 1.18; the rows
+/// above 3 (366) are MoE releases (Kimi-K3, GLM-5.3-Flash, Mistral-Large-3, Gemma 4
+/// 26B-A4B, Step-3.5-Flash, Motif-3, DeepSeek-OCR's decoder, ...). The 159 between 1.5 and
+/// 3 are mostly dense models whose count holds more than the text transformer: Gemma 4's
+/// per-layer embeddings (E2B at 2.5), vision towers of small vision-language models
+/// (PaddleOCR-VL, dots.ocr, Qwen2-VL), a 14 M-parameter Pythia (2.7); they stay dense.
+pub const MOE_SIZE_RATIO: f64 = 3.0;
 
 /// The normalized model name used for re-upload matching: the part after the org,
 /// ASCII-lowercased, with a leading `meta-` removed (unsloth/Meta-Llama-3.1-8B-Instruct and

@@ -9,7 +9,8 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-#[cfg(test)]
+// The CSV rules build.rs applies; the library reads its shape arithmetic
+// (`Record::moe_size_ratio`), the tests the rest.
 mod csv_rows;
 mod ollama;
 mod quant;
@@ -230,6 +231,22 @@ impl Record {
     /// llama4, …), a shared-expert size, or an `-A<n>B` / `<n>x<m>B` marker in the name.
     pub fn is_moe(&self) -> bool {
         self.moe
+    }
+
+    /// How many times the parameters its own dense shape holds the row counts, when that
+    /// makes it a mixture of experts by size alone (above [`csv_rows::MOE_SIZE_RATIO`]:
+    /// Step-3.5-Flash, 25.6×).
+    pub fn moe_size_ratio(&self) -> Option<f64> {
+        csv_rows::moe_size_ratio(&csv_rows::DenseShape {
+            params: self.params,
+            layers: self.layers,
+            hidden: self.hidden,
+            heads: self.heads,
+            kv_heads: self.kv_heads,
+            head_dim: self.head_dim,
+            vocab: self.vocab,
+            intermediate: self.expert_intermediate.or(self.intermediate),
+        })
     }
 
     /// The layout, when this row's shape is in `data/layouts.csv`.

@@ -529,6 +529,28 @@ fn moe_mla_and_dense_fields() {
     );
     assert!(Missing::MlaLatent.how_to_supply().contains("config.json"));
 
+    // Step-3.5-Flash has Step-3.7-Flash's bulk shape but no layout: its 199 B parameters
+    // are 25.6x what 45 layers of hidden 4096 and an FFN of 1280 hold densely, so it is a
+    // mixture of experts by its size, whose experts the row lacks.
+    let step35 = get("stepfun-ai/Step-3.5-Flash").expect("row");
+    assert!(step35.is_moe());
+    let ratio = step35.moe_size_ratio().expect("MoE by size");
+    assert!((25.0..26.5).contains(&ratio), "{ratio}");
+    assert!(step35.missing().contains(&Missing::MoeExpertCounts));
+    assert_eq!(
+        (step35.intermediate, step35.expert_intermediate),
+        (None, Some(1280))
+    );
+    // Dense rows sit near 1: not by size. Gemma 4 E2B (per-layer embeddings, 2.5x) stays dense.
+    for id in [
+        "Qwen/Qwen3-8B",
+        "unsloth/gemma-4-E2B-it",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+    ] {
+        let r = get(id).expect("row");
+        assert!(!r.is_moe() && r.moe_size_ratio().is_none(), "{id}");
+    }
+
     let phi = get("microsoft/Phi-3-mini-4k-instruct").expect("row");
     assert_eq!(phi.attention(), Attention::Mha);
     let mixtral = get("RedHatAI/Mixtral-8x7B-Instruct-v0.1").expect("row");
