@@ -41,14 +41,7 @@ fn assert_out_of_range_at(dir: &str, text: &str, line: u64) {
     std::fs::write(&path, text).unwrap();
     let output = deployfit(&["check", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(output.status.code(), Some(1));
-    let report = json(&output);
-    let d = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == "deploy::field::out_of_range")
-        .unwrap_or_else(|| panic!("{report}"))
-        .clone();
+    let d = common::diagnostic(&json(&output), "deploy::field::out_of_range");
     assert_eq!(d["line"].as_u64(), Some(line), "{d}");
     assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{d}");
 }

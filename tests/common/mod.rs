@@ -39,6 +39,17 @@ pub fn codes(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The first diagnostic of a JSON report with `code`, panicking with the report when none.
+pub fn diagnostic(report: &serde_json::Value, code: &str) -> serde_json::Value {
+    report["diagnostics"]
+        .as_array()
+        .expect("a diagnostics array")
+        .iter()
+        .find(|d| d["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {report}"))
+        .clone()
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
