@@ -451,9 +451,9 @@ fn an_architecture_serving_efficiency_slows_its_serving_engines() {
 /// measurement above the peak counts as the peak. Explain names the share and its source.
 #[test]
 fn a_gpus_measured_matmul_rate_sets_its_serving_compute() {
-    let one = |name: &str, gpu: &str, seqs: u32| {
+    let one = |name: &str, gpu: &str| {
         format!(
-            "deployment {name} {{ // Vorfüllung — 预填充\n    model    = llama_3_1_8b\n    quant    = bf16\n    engine   = vllm\n    gpu      = {gpu}\n    seqs     = {seqs}\n    context  = 16k\n    workload {{\n        prompt = 8000\n        output = 100\n    }}\n}}\n"
+            "deployment {name} {{ // Vorfüllung — 预填充\n    model    = llama_3_1_8b\n    quant    = bf16\n    engine   = vllm\n    gpu      = {gpu}\n    seqs     = 1\n    context  = 16k\n    workload {{\n        prompt = 8000\n        output = 100\n    }}\n}}\n"
         )
     };
     let text = [
@@ -464,12 +464,12 @@ fn a_gpus_measured_matmul_rate_sets_its_serving_compute() {
          gpu plain_cdna3 {\n    vendor = amd\n    arch = cdna3\n    memory = 192 GiB\n    bandwidth = 5300 GB/s\n    bf16 = 1307.4 TFLOPS\n    memory_kind = hbm\n    family = datacenter\n}\n\
          gpu plain_hopper {\n    vendor = nvidia\n    arch = hopper\n    memory = 80 GiB\n    bandwidth = 3350 GB/s\n    bf16 = 989.4 TFLOPS\n    memory_kind = hbm\n    family = datacenter\n}\n"
             .to_string(),
-        one("h100", "h100_sxm5", 1),
-        one("copy", "copy", 1),
-        one("half", "half", 1),
-        one("over", "over", 1),
-        one("cdna3", "plain_cdna3", 1),
-        one("hopper", "plain_hopper", 1),
+        one("h100", "h100_sxm5"),
+        one("copy", "copy"),
+        one("half", "half"),
+        one("over", "over"),
+        one("cdna3", "plain_cdna3"),
+        one("hopper", "plain_hopper"),
     ]
     .concat();
     let report = explain("mamf.deploy", &text);

@@ -1697,7 +1697,7 @@ fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<
 /// per SM/CU × `sms` × `boost_clock_mhz` (halved on GeForce cards, whose catalog figures
 /// are FP32-accumulate rates).
 fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
-    let rate = arch?.number(&format!("{ty}_rate"))?;
+    let rate = arch_rate(arch, ty)?;
     let units = gpu.number("sms")?;
     let clock = gpu.number("boost_clock_mhz")?;
     let half = if gpu.symbol("family") == Some("geforce") {
@@ -1706,6 +1706,11 @@ fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
         1.0
     };
     Some(rate * units * clock * 1e6 / half)
+}
+
+/// An architecture's dense `{type}_rate`: tensor FLOP per clock per SM/CU/Xe-core.
+fn arch_rate(arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
+    arch?.number(&format!("{ty}_rate"))
 }
 
 /// The GPU's dense 16-bit peak: its `bf16` figure, else its architecture's.
@@ -1720,9 +1725,10 @@ fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
     if ty == "bf16" {
         return sixteen_bit_peak(gpu, arch);
     }
-    let rate = |ty: &str| arch.and_then(|arch| arch.number(&format!("{ty}_rate")));
     gpu.number(ty)
-        .or_else(|| Some(sixteen_bit_peak(gpu, arch)? * rate(ty)? / rate("bf16")?))
+        .or_else(|| {
+            Some(sixteen_bit_peak(gpu, arch)? * arch_rate(arch, ty)? / arch_rate(arch, "bf16")?)
+        })
         .or_else(|| arch_peak(gpu, arch, ty))
 }
 
@@ -1731,12 +1737,7 @@ fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
 fn serving_tensor<'a>(inputs: &Inputs<'a, '_>) -> &'a str {
     match (inputs.support(), inputs.quant.symbol("tensor")) {
         (Support::Native, Some(ty))
-            if ty != "bf16"
-                && ty != "fp16"
-                && inputs
-                    .arch
-                    .and_then(|arch| arch.number(&format!("{ty}_rate")))
-                    .is_some() =>
+            if ty != "bf16" && ty != "fp16" && arch_rate(inputs.arch, ty).is_some() =>
         {
             ty
         }
