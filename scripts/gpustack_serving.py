@@ -12,6 +12,16 @@ Usage: scripts/gpustack_serving.py REPO_GIT_DIR COMMIT > tests/fixtures/calibrat
 Nothing is computed except the per-request mean prompt and output lengths (the block's
 token totals over its successful requests); tests/serving_accuracy.rs decides which rows
 the model can evaluate (the server flags it understands) and which it skips.
+
+A result block is one measurement, so blocks printed more than once are kept once:
+- on one page (a block repeated under a second heading), the first print is kept;
+- on several pages (a page's blocks pasted from another GPU's or model's page), a print is
+  kept only where its own page's conclusion table lists the block's total token throughput
+  ("Total TPS: ..."), and none is kept when the tables do not settle it. At commit 47277d79
+  the H100 page of GLM-4.5-Air prints the A100 page's eight "Other Benchmark Cases" blocks
+  figure for figure, while its own conclusion table gives other totals for the same cases
+  (random 32K input: 20732.85 tok/s against the A100's 6435.97); Qwen3-8B's 910B page
+  repeats five blocks of Qwen3-30B-A3B's.
 """
 
 import csv
@@ -47,6 +57,7 @@ KEYS = {
     "Total input tokens": "input_total",
     "Total generated tokens": "output_total",
     "Output token throughput (tok/s)": "output_tps",
+    "Total Token throughput (tok/s)": "total_tps",
     "Mean TTFT (ms)": "ttft_mean_ms",
     "Median TTFT (ms)": "ttft_median_ms",
     "Mean TPOT (ms)": "tpot_mean_ms",
@@ -88,6 +99,9 @@ def rows(repo, commit, path):
     gpu = page.split("/")[1]
     engine_versions = versions(text)
     lines = text.splitlines()
+    # The totals the page's conclusion table lists ("Total TPS: 7909.53").
+    head = text.split("## Experiment Results")[0]
+    listed = {float(x) for x in re.findall(r"Total TPS:\s*([\d.]+)", head)}
     command = None
     dataset = None
     block = None
@@ -121,7 +135,8 @@ def rows(repo, commit, path):
             continue
         if block is not None:
             if line.startswith("=====") and block:
-                yield finish(page, gpu, engine_versions, command, dataset, block, commit, path)
+                row = finish(page, gpu, engine_versions, command, dataset, block, commit, path)
+                yield row, fingerprint(block), block.get("total_tps") in listed
                 block = None
                 continue
             m = re.match(r"(.+?):\s+([-\d.]+)$", line)
@@ -158,6 +173,31 @@ def finish(page, gpu, engine_versions, command, dataset, block, commit, path):
     }
 
 
+def fingerprint(block):
+    """The figures that make a block one measurement."""
+    return tuple(block.get(k) for k in ("requests", "duration_s", "input_total", "output_total", "output_tps", "ttft_mean_ms", "tpot_mean_ms"))
+
+
+def measurements(found):
+    """`found`: (row, fingerprint, listed in its page's table) in page order. Keeps each
+    measurement once (see the module's docstring)."""
+    pages = {}
+    for row, key, listed in found:
+        pages.setdefault(key, {}).setdefault(row["page"], (row, listed))
+    keep = set()
+    for key, by_page in pages.items():
+        if len(by_page) == 1:
+            keep.update((key, page) for page in by_page)
+            continue
+        confirmed = [page for page, (_, listed) in by_page.items() if listed]
+        if len(confirmed) == 1:
+            keep.add((key, confirmed[0]))
+    for row, key, _ in found:
+        if (key, row["page"]) in keep:
+            keep.discard((key, row["page"]))
+            yield row
+
+
 def main():
     repo, commit = sys.argv[1], sys.argv[2]
     paths = [
@@ -167,9 +207,9 @@ def main():
     ]
     out = csv.DictWriter(sys.stdout, FIELDS, lineterminator="\n")
     out.writeheader()
-    for path in sorted(paths):
-        for row in rows(repo, commit, path):
-            out.writerow(row)
+    found = [found for path in sorted(paths) for found in rows(repo, commit, path)]
+    for row in measurements(found):
+        out.writerow(row)
 
 
 if __name__ == "__main__":

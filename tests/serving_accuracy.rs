@@ -1186,7 +1186,9 @@ fn fit_and_report(ws: &mut Workspace, cases: Vec<Case>, extra: &[Case]) {
 /// SGLang and TensorRT-LLM on A100, H100 and H200, ShareGPT (1000 prompts) and random
 /// prompts, all sent at once or capped by `--max-concurrency`. 41 of serving.csv's rows
 /// (S135–S175) came from three of its pages; the other pages are a second, independent
-/// check on models and GPUs the fit saw less of. Not fitted.
+/// check on models and GPUs the fit saw less of. Not fitted. Each row is one measurement:
+/// the script keeps a block printed twice once, and drops a page's copy of another page's
+/// blocks (GLM-4.5-Air's H100 page prints the A100 page's eight "Other Benchmark Cases").
 fn gpustack_rows() -> Vec<Row> {
     read_table("gpustack_serving.csv", "page")
 }
@@ -1411,6 +1413,36 @@ fn gpustack_cases() -> (Vec<(Case, bool)>, BTreeMap<String, usize>) {
     (cases, skipped)
 }
 
+/// No two GPUStack rows share their figures: a block printed twice, or pasted from another
+/// page, would count one measurement twice or under the wrong GPU.
+#[test]
+fn gpustack_rows_are_each_one_measurement() {
+    let rows = gpustack_rows();
+    let figures = |r: &Row| {
+        [
+            "requests",
+            "duration_s",
+            "output_tps",
+            "ttft_mean_ms",
+            "tpot_mean_ms",
+        ]
+        .map(|k| r[k].clone())
+    };
+    let mut seen: HashMap<[String; 5], &str> = HashMap::new();
+    for r in &rows {
+        if let Some(page) = seen.insert(figures(r), &r["page"]) {
+            panic!("{} repeats a block of {page}: {:?}", r["page"], figures(r));
+        }
+    }
+    // The H100 page of GLM-4.5-Air keeps its own runs, not the A100 page's.
+    let glm_h100: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r["page"] == "glm-4.5-air/h100")
+        .collect();
+    assert_eq!(glm_h100.len(), 7);
+    assert!(glm_h100.iter().all(|r| r["dataset"] == "sharegpt"));
+}
+
 /// The GPUStack pages outside serving.csv, predicted with the shipped constants: printed per
 /// row and summarised like `serving_measurements`, with regression bounds just past what
 /// the shipped constants met.
@@ -1498,21 +1530,21 @@ fn gpustack_measurements() {
     // Every extracted block is evaluated (four figures each) or skipped with its reason.
     let evaluated = all.iter().filter(|(_, copied)| !copied).count();
     let skipped_count: usize = skipped.values().sum();
-    assert_eq!(gpustack_rows().len(), 398);
-    assert_eq!((evaluated, all.len() - evaluated), (863, 37));
-    assert_eq!(skipped_count, 173, "{skipped:?}");
+    assert_eq!(gpustack_rows().len(), 367);
+    assert_eq!((evaluated, all.len() - evaluated), (823, 37));
+    assert_eq!(skipped_count, 152, "{skipped:?}");
     assert_eq!(skipped["the command names another model than its page"], 3);
     assert!(
         !skipped.contains_key("model not in the catalog"),
         "{skipped:?}"
     );
     // GLM-4.5-Air, GLM-4.6 and DeepSeek-V3.2 come from the registry with their expert
-    // layouts: 252 figures.
+    // layouts: 216 figures.
     let registry = all
         .iter()
         .filter(|(c, copied)| !copied && c.model.starts_with('"'))
         .count();
-    assert_eq!(registry, 252);
+    assert_eq!(registry, 216);
 
     // Regression bounds, just past what the shipped constants met on rows never fitted:
     // throughput median 20.5 %, time per output token 27.7 % (means) and 26.5 % (medians),
