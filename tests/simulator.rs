@@ -470,6 +470,7 @@ fn a_gpus_measured_matmul_rate_sets_its_serving_compute() {
         one("over", "over"),
         one("cdna3", "plain_cdna3"),
         one("hopper", "plain_hopper"),
+        one("b200", "b200").replace("quant    = bf16", "quant    = nvfp4"),
     ]
     .concat();
     let report = explain("mamf.deploy", &text);
@@ -515,9 +516,16 @@ fn a_gpus_measured_matmul_rate_sets_its_serving_compute() {
             5,
             "plain_hopper's best matrix multiplies reach 80.3 % of its BF16 peak (no measurement of it or its architecture",
         ),
+        // NVFP4 on a B200: FP4 runs natively, and without an `fp4_mamf` at the BF16 share.
+        (
+            6,
+            "b200's best matrix multiplies reach 77.6 % of its BF16 peak, 76.3 % in FP8 (its measured `bf16_mamf`, Maximum Achievable Matmul FLOPS; FP4 is taken at the BF16 share (no `fp4_mamf` measured))",
+        ),
     ] {
         assert!(said(i).contains(line), "{i}: {}", said(i));
     }
+    // A BF16 deployment names no other type.
+    assert!(!said(0).contains("taken at the BF16 share"), "{}", said(0));
 }
 
 #[test]

@@ -248,8 +248,22 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     (fp8, ShareSource::Measured) => format!(", {:.1} % in FP8", fp8 * 100.0),
                     _ => String::new(),
                 };
+                // The format's own tensor type, where the architecture runs it and the GPU
+                // has no measurement of it: it is taken at the BF16 share.
+                let own = entry(DeclKind::Quant, &setup.quant)
+                    .and_then(|quant| quant.symbol("tensor"))
+                    .filter(|ty| !matches!(*ty, "bf16" | "fp16" | "fp8"))
+                    .filter(|ty| arch.is_some_and(|a| a.number(&format!("{ty}_rate")).is_some()))
+                    .filter(|ty| matmul_share(gpu, arch, ty).1 == ShareSource::MeasuredBf16)
+                    .map(|ty| {
+                        format!(
+                            "; {} is taken at the BF16 share (no `{ty}_mamf` measured)",
+                            ty.to_uppercase()
+                        )
+                    })
+                    .unwrap_or_default();
                 assumptions.push(format!(
-                    "{}'s best matrix multiplies reach {:.1} % of its BF16 peak{fp8} ({whence}); the engine's compute efficiency is a share of that rate (docs/calibration-serving.md)",
+                    "{}'s best matrix multiplies reach {:.1} % of its BF16 peak{fp8} ({whence}{own}); the engine's compute efficiency is a share of that rate (docs/calibration-serving.md)",
                     setup.gpu,
                     share * 100.0
                 ));
