@@ -829,3 +829,54 @@ fn a_model_far_larger_than_its_dense_shape_is_an_incomplete_mixture_of_experts()
     assert!(d["message"].as_str().unwrap().contains("25.6 ×"), "{d}");
     assert!(d["help"].as_str().unwrap().contains("config.json"), "{d}");
 }
+
+/// gpt-oss's released checkpoints (MXFP4 experts, BF16 elsewhere) are what the weights
+/// weigh, through the binary: 60.77 GiB and 12.82 GiB, not params × 4.25 bits. On one H100
+/// under vLLM the 120B model's cache then holds 116,351 tokens, and at its 128k window the
+/// engine does not start (vllm-project/vllm #23278, #27508); a 32k context starts
+/// (GPUStack's `--max-model-len 32768` runs). An `extends` copy weighs the same.
+#[test]
+fn gpt_oss_weighs_its_released_checkpoint() {
+    let one = |name: &str, model: &str, context: &str| {
+        format!(
+            "deployment {name} {{ // Prüfpunkt — 检查点\n    model    = {model}\n    quant    = mxfp4\n    engine   = vllm\n    gpu      = h100_sxm5\n    context  = {context}\n    seqs     = 1\n}}\n"
+        )
+    };
+    let dir = scratch("models_gpt_oss");
+    let text = [
+        "// Kopie — 副本\nmodel oss_copy extends gpt_oss_120b {}\n".to_string(),
+        one("big", "gpt_oss_120b", "128k"),
+        one("big_32k", "gpt_oss_120b", "32k"),
+        one("copy", "oss_copy", "128k"),
+        one("small", "gpt_oss_20b", "128k"),
+    ]
+    .concat();
+    write(&dir, "oss.deploy", &text);
+    let report = explain_json(&dir, "oss.deploy");
+    let by = |name: &str| {
+        report
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["deployment"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {report}"))
+            .clone()
+    };
+    let (big, big_32k, copy, small) = (by("big"), by("big_32k"), by("copy"), by("small"));
+    assert_eq!(big["weights_bytes"], 65_248_815_744_i64, "{big}");
+    assert_eq!(big["weights_source"], "files", "{big}");
+    assert_eq!(small["weights_bytes"], 13_761_264_768_i64, "{small}");
+    assert_eq!(big["kv_capacity_tokens"], 116_351, "{big}");
+    assert_eq!(
+        big["startup_failure"], "context_exceeds_kv_capacity",
+        "{big}"
+    );
+    assert!(big_32k["startup_failure"].is_null(), "{big_32k}");
+    assert!(small["startup_failure"].is_null(), "{small}");
+    for key in ["weights_bytes", "kv_capacity_tokens", "startup_failure"] {
+        assert_eq!(
+            copy[key], big[key],
+            "{key}: the copy weighs as the original"
+        );
+    }
+}
