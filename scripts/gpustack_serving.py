@@ -175,26 +175,23 @@ def finish(page, gpu, engine_versions, command, dataset, block, commit, path):
 
 def fingerprint(block):
     """The figures that make a block one measurement."""
-    return tuple(block.get(k) for k in ("requests", "duration_s", "input_total", "output_total", "output_tps", "ttft_mean_ms", "tpot_mean_ms"))
+    keys = ("requests", "duration_s", "input_total", "output_total", "output_tps", "ttft_mean_ms", "tpot_mean_ms")
+    return tuple(block.get(k) for k in keys)
 
 
 def measurements(found):
-    """`found`: (row, fingerprint, listed in its page's table) in page order. Keeps each
-    measurement once (see the module's docstring)."""
+    """`found`: (row, fingerprint, listed in its page's table) in page order. Yields each
+    measurement once, from the page that owns it (see the module's docstring)."""
     pages = {}
     for row, key, listed in found:
-        pages.setdefault(key, {}).setdefault(row["page"], (row, listed))
-    keep = set()
-    for key, by_page in pages.items():
-        if len(by_page) == 1:
-            keep.update((key, page) for page in by_page)
-            continue
-        confirmed = [page for page, (_, listed) in by_page.items() if listed]
-        if len(confirmed) == 1:
-            keep.add((key, confirmed[0]))
+        pages.setdefault(key, {}).setdefault(row["page"], listed)
+    emitted = set()
     for row, key, _ in found:
-        if (key, row["page"]) in keep:
-            keep.discard((key, row["page"]))
+        by_page = pages[key]
+        confirmed = [page for page, listed in by_page.items() if listed]
+        owner = next(iter(by_page)) if len(by_page) == 1 else (confirmed[0] if len(confirmed) == 1 else None)
+        if row["page"] == owner and key not in emitted:
+            emitted.add(key)
             yield row
 
 
