@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{codes, deployfit_in, json, scratch, stdout};
+use common::{codes, deployfit_in, explanation, json, scratch, stdout};
 
 const FILE: &str = r#"
 // 70B in FP8 on one H100 at 98 %: the CUDA graphs do not fit in the 2 % left.
@@ -72,15 +72,7 @@ fn engine_memory_components_and_startup_rules() {
         &dir,
         &["explain", "engine.deploy", "--format", "json"],
     ));
-    let by_name = |name: &str| {
-        explained
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["deployment"] == name)
-            .unwrap_or_else(|| panic!("{name} in {explained}"))
-            .clone()
-    };
+    let by_name = |name: &str| explanation(&explained, name).clone();
     let oom = by_name("graphs_oom");
     assert_eq!(oom["startup_failure"], "cuda_graphs_oom");
     assert_eq!(oom["verdict"], "does_not_fit");

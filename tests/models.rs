@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{codes, deployfit, deployfit_in, json, scratch, stdout};
+use common::{codes, deployfit, deployfit_in, explanation, json, scratch, stdout};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -67,16 +67,6 @@ fn figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
 
 fn explain_json(dir: &Path, file: &str) -> serde_json::Value {
     json(&deployfit_in(dir, &["explain", file, "--format", "json"]))
-}
-
-/// The explanation of one deployment.
-fn explanation<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    report
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["deployment"] == name)
-        .unwrap_or_else(|| panic!("no explanation of {name}: {report}"))
 }
 
 const PASTED: &str = "\
@@ -853,15 +843,7 @@ fn gpt_oss_weighs_its_released_checkpoint() {
     .concat();
     write(&dir, "oss.deploy", &text);
     let report = explain_json(&dir, "oss.deploy");
-    let by = |name: &str| {
-        report
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["deployment"] == name)
-            .unwrap_or_else(|| panic!("no {name}: {report}"))
-            .clone()
-    };
+    let by = |name: &str| explanation(&report, name);
     let (big, big_32k, copy, small) = (by("big"), by("big_32k"), by("copy"), by("small"));
     assert_eq!(big["weights_bytes"], 65_248_815_744_i64, "{big}");
     assert_eq!(big["weights_source"], "files", "{big}");

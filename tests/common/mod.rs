@@ -50,6 +50,17 @@ pub fn diagnostic(report: &serde_json::Value, code: &str) -> serde_json::Value {
         .clone()
 }
 
+/// The explanation of one deployment in an `explain --format json` report, panicking with
+/// the report when it has none.
+pub fn explanation<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report
+        .as_array()
+        .expect("an array of explanations")
+        .iter()
+        .find(|d| d["deployment"] == name)
+        .unwrap_or_else(|| panic!("no explanation of {name}: {report}"))
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
