@@ -98,6 +98,12 @@ fn engine_lines(b: &deployfit_compiler::eval::estimate::Breakdown) -> String {
     if m.cuda_graph_bytes > 0 && m.cuda_graphs_in_budget {
         parts.push(format!("CUDA graphs {}", gib(m.cuda_graph_bytes)));
     }
+    if m.weight_padding_bytes > 0 {
+        parts.push(format!(
+            "expert padding {} (the MoE kernel's layout)",
+            gib(m.weight_padding_bytes)
+        ));
+    }
     let detail = if parts.is_empty() {
         "per GPU".to_string()
     } else {

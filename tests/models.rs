@@ -839,6 +839,10 @@ fn gpt_oss_weighs_its_released_checkpoint() {
         one("big_32k", "gpt_oss_120b", "32k"),
         one("copy", "oss_copy", "128k"),
         one("small", "gpt_oss_20b", "128k"),
+        one("two", "gpt_oss_120b", "32k").replace("seqs", "count    = 2\n    seqs"),
+        one("experts", "gpt_oss_120b", "32k")
+            .replace("seqs", "count    = 2\n    expert_parallel = true\n    seqs"),
+        one("sglang", "gpt_oss_120b", "32k").replace("vllm", "sglang"),
     ]
     .concat();
     write(&dir, "oss.deploy", &text);
@@ -848,14 +852,41 @@ fn gpt_oss_weighs_its_released_checkpoint() {
     assert_eq!(big["weights_bytes"], 65_248_815_744_i64, "{big}");
     assert_eq!(big["weights_source"], "files", "{big}");
     assert_eq!(small["weights_bytes"], 13_761_264_768_i64, "{small}");
-    assert_eq!(big["kv_capacity_tokens"], 116_351, "{big}");
+    // vLLM's Marlin MXFP4 MoE layout pads hidden 2880 -> 3072 and each GPU's share of an
+    // expert's width (2881 from the parameter counts) -> 2944: 9.0 % of the 60.94 GB of
+    // experts, the 5.11 GiB between the checkpoint and vLLM's logged 65.97 GiB load.
+    let padding = |e: &serde_json::Value| e["engine_memory"]["weight_padding_bytes"].clone();
+    assert_eq!(padding(big), 5_483_676_672_i64, "{big}");
+    assert_eq!(padding(small), 913_946_112_i64, "{small}");
+    // Two GPUs: each holds half the experts, every expert's width halved (1440.5 -> 1536)
+    // under tensor parallelism, whole (2881 -> 2944) with expert parallelism.
+    let (two, experts, sglang) = (by("two"), by("experts"), by("sglang"));
+    assert_eq!(padding(two), 4_185_727_488_i64, "{two}");
+    assert_eq!(padding(experts), 2_741_838_336_i64, "{experts}");
+    assert_eq!(padding(sglang), 0, "{sglang}");
+    assert!(
+        big["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().contains("padded layout")),
+        "{big}"
+    );
+    // The padding is memory the KV cache does not get: 41,974 tokens where the checkpoint
+    // alone would leave 116,351.
+    assert_eq!(big["kv_capacity_tokens"], 41_974, "{big}");
     assert_eq!(
         big["startup_failure"], "context_exceeds_kv_capacity",
         "{big}"
     );
     assert!(big_32k["startup_failure"].is_null(), "{big_32k}");
     assert!(small["startup_failure"].is_null(), "{small}");
-    for key in ["weights_bytes", "kv_capacity_tokens", "startup_failure"] {
+    for key in [
+        "weights_bytes",
+        "kv_capacity_tokens",
+        "startup_failure",
+        "engine_memory",
+    ] {
         assert_eq!(
             copy[key], big[key],
             "{key}: the copy weighs as the original"

@@ -441,6 +441,15 @@ fn assumptions(
                 .into(),
         );
     }
+    let padding = breakdown.engine_memory.weight_padding_bytes;
+    if padding > 0 {
+        out.push(format!(
+            "{} stores the {} experts in its MoE kernel's padded layout (hidden size and each GPU's share of an expert's width rounded up to the format's `vllm_expert_align_hidden` and `vllm_expert_align_width`): {} more per GPU, loaded and streamed like the weights",
+            setup.engine,
+            setup.quant,
+            crate::units::Quantity::bytes(padding).display()
+        ));
+    }
     out.push(format!(
         "the KV cache is stored as {} whatever the weight format; sequences share one copy of the weights",
         setup.kv_cache

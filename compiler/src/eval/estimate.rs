@@ -363,6 +363,8 @@ pub struct EngineMemory {
     pub cuda_graph_bytes: i128,
     /// Whether the graphs count inside the usable share (else they come on top of it).
     pub cuda_graphs_in_budget: bool,
+    /// Zeros the engine's kernel layout adds to the weights (vLLM's padded MXFP4 experts).
+    pub weight_padding_bytes: i128,
 }
 
 impl EngineMemory {
@@ -378,6 +380,7 @@ impl EngineMemory {
             sampler_rows: parts.sampler_rows as u64,
             cuda_graph_bytes: bytes(parts.graphs),
             cuda_graphs_in_budget: parts.graphs_in_budget,
+            weight_padding_bytes: bytes(parts.padding),
         }
     }
 }
@@ -724,6 +727,9 @@ struct EngineParts {
     graphs_in_budget: bool,
     /// `startup_check = yes`: the engine sizes its KV cache from the profile at startup.
     startup_check: bool,
+    /// Zeros the engine's kernel layout adds to the weights on each GPU
+    /// ([`expert_padding`]); they are loaded and streamed like the weights.
+    padding: f64,
 }
 
 impl EngineParts {
@@ -737,7 +743,12 @@ impl EngineParts {
 
     /// What counts inside the usable share.
     fn in_budget(&self) -> f64 {
-        self.base + self.context + self.communication + self.peak() + self.graphs_inside()
+        self.base
+            + self.context
+            + self.communication
+            + self.peak()
+            + self.graphs_inside()
+            + self.padding
     }
 
     fn graphs_inside(&self) -> f64 {
@@ -824,7 +835,50 @@ fn engine_parts(
         graphs,
         graphs_in_budget: yes("graphs_in_budget", true),
         startup_check: yes("startup_check", false),
+        padding: expert_padding(inputs) / count,
     })
+}
+
+/// Bytes vLLM adds to a mixture of experts' routed expert matrices by storing them in its
+/// MoE kernel's padded layout: the format's `vllm_expert_align_hidden` and
+/// `vllm_expert_align_width` (MXFP4: Marlin's n % 256 and k % 128,
+/// vllm/model_executor/layers/quantization/mxfp4.py `Mxfp4MoEMethod.create_weights`). The
+/// hidden size is padded whole; an expert's FFN width is split over the tensor-parallel
+/// GPUs first (whole experts with `expert_parallel`), and it is what the expert parameter
+/// count gives: `(params − active_params) / (experts − experts_active)` per layer over
+/// `3 × hidden` (gate, up and down). 0 for another engine dialect, a format without the
+/// fields, or a dense model.
+fn expert_padding(inputs: &Inputs<'_, '_>) -> f64 {
+    let (model, quant) = (inputs.model, inputs.quant);
+    if inputs.engine.symbol("dialect") != Some("vllm") {
+        return 0.0;
+    }
+    let (Some(align_hidden), Some(align_width)) = (
+        quant.number("vllm_expert_align_hidden"),
+        quant.number("vllm_expert_align_width"),
+    ) else {
+        return 0.0;
+    };
+    let number = |field: &str| model.number(field).unwrap_or(0.0);
+    let (params, hidden, layers) = (number("params"), number("hidden"), number("layers"));
+    let active = model.number("active_params").unwrap_or(params);
+    let (experts, picked) = (number("experts"), number("experts_active"));
+    let Some(bpw) = quant.number("bpw") else {
+        return 0.0;
+    };
+    if experts <= picked || active >= params || hidden <= 0.0 || layers <= 0.0 {
+        return 0.0;
+    }
+    let per_expert = (params - active) / (experts - picked);
+    let split = if inputs.plan.expert_parallel {
+        1.0
+    } else {
+        inputs.count.max(1) as f64
+    };
+    let width = per_expert / layers / (3.0 * hidden) / split;
+    let padded = |size: f64, align: f64| (size / align).ceil() * align;
+    let ratio = padded(hidden, align_hidden) / hidden * padded(width, align_width) / width;
+    experts * per_expert * bpw / 8.0 * (ratio - 1.0).max(0.0)
 }
 
 /// Why an engine would not start (docs/estimation.md, "Engine memory").
@@ -1540,7 +1594,11 @@ fn speed_and_cost(
         peak,
         link_bandwidth: link,
         count,
-        weights_bytes: placement.map_or(mem.weights, |p| p.gpu_weights),
+        // The kernel layout's padding is streamed with the weights it pads.
+        weights_bytes: placement.map_or(
+            mem.weights + mem.engine.padding * inputs.gpus_per_replica() as f64,
+            |p| p.gpu_weights,
+        ),
         params,
         active_params: model.number("active_params").unwrap_or(params),
         layers: model.number("layers").unwrap_or(0.0),

@@ -673,6 +673,18 @@ const QUANT: &[FieldSpec] = &[
     )
     .valid(Valid::Flag),
     f(
+        "vllm_expert_align_hidden",
+        FieldTy::Number,
+        "vLLM stores this format's expert matrices with the hidden size padded to a multiple of this (its MoE kernel's layout)",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
+        "vllm_expert_align_width",
+        FieldTy::Number,
+        "vLLM stores this format's expert matrices with each GPU's share of an expert's FFN width padded to a multiple of this",
+    )
+    .valid(Valid::Whole { min: 1 }),
+    f(
         "tgi_quantize",
         FieldTy::Str,
         "TGI's `--quantize` value for this format",
