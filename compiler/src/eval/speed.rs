@@ -383,7 +383,7 @@ impl Engine {
         bandwidth_efficiency: 0.82,
         compute_efficiency: 0.73,
         step_overhead: 2.07e-3,
-        sequence_overhead: 5.5e-6,
+        sequence_overhead: 6.0e-6,
         cuda_graphs: true,
         moe_efficiency: MOE_EFFICIENCY,
         moe_bandwidth_efficiency: MOE_BANDWIDTH_EFFICIENCY,
@@ -396,10 +396,10 @@ impl Engine {
 /// efficiency: fitted with [`MOE_BANDWIDTH_EFFICIENCY`] on the 14 MoE rows of the serving
 /// measurements other than DeepSeek-R1's (docs/calibration-serving.md, "Mixture of
 /// experts").
-pub const MOE_EFFICIENCY: f64 = 0.344;
+pub const MOE_EFFICIENCY: f64 = 0.368;
 /// Expert weights a mixture-of-experts layer streams reach this share of the engine's
 /// bandwidth efficiency (the same fit as [`MOE_EFFICIENCY`]).
-pub const MOE_BANDWIDTH_EFFICIENCY: f64 = 0.615;
+pub const MOE_BANDWIDTH_EFFICIENCY: f64 = 0.628;
 /// Share of a tensor type's datasheet peak the best matrix multiplies reach on a GPU whose
 /// catalog entry and architecture record no measurement (Maximum Achievable Matmul FLOPS
 /// over the peak): 80.3 %, the median of the seven NVIDIA data-centre GPUs measured in
