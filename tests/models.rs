@@ -872,6 +872,13 @@ fn gpt_oss_weighs_its_released_checkpoint() {
             .any(|a| a.as_str().unwrap().contains("padded layout")),
         "{big}"
     );
+    // The human report names it on the overhead line.
+    let human = deployfit_in(&dir, &["explain", "oss.deploy"]);
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("expert padding 5.11 GiB (the MoE kernel's layout)"),
+        "{human}"
+    );
     // The padding is memory the KV cache does not get: 41,974 tokens where the checkpoint
     // alone would leave 116,351.
     assert_eq!(big["kv_capacity_tokens"], 41_974, "{big}");

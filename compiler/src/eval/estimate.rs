@@ -844,41 +844,42 @@ fn engine_parts(
 /// `vllm_expert_align_width` (MXFP4: Marlin's n % 256 and k % 128,
 /// vllm/model_executor/layers/quantization/mxfp4.py `Mxfp4MoEMethod.create_weights`). The
 /// hidden size is padded whole; an expert's FFN width is split over the tensor-parallel
-/// GPUs first (whole experts with `expert_parallel`), and it is what the expert parameter
-/// count gives: `(params − active_params) / (experts − experts_active)` per layer over
-/// `3 × hidden` (gate, up and down). 0 for another engine dialect, a format without the
-/// fields, or a dense model.
+/// GPUs first (whole experts with `expert_parallel`), and it is what one expert's
+/// parameters ([`expert_shares`]) give per layer over `3 × hidden` (gate, up and down). 0
+/// for another engine dialect, a format without the fields, or a model without `experts`.
 fn expert_padding(inputs: &Inputs<'_, '_>) -> f64 {
     let (model, quant) = (inputs.model, inputs.quant);
     if inputs.engine.symbol("dialect") != Some("vllm") {
         return 0.0;
     }
-    let (Some(align_hidden), Some(align_width)) = (
+    let (Some(align_hidden), Some(align_width), Some(bpw)) = (
         quant.number("vllm_expert_align_hidden"),
         quant.number("vllm_expert_align_width"),
+        quant.number("bpw"),
     ) else {
         return 0.0;
     };
     let number = |field: &str| model.number(field).unwrap_or(0.0);
-    let (params, hidden, layers) = (number("params"), number("hidden"), number("layers"));
-    let active = model.number("active_params").unwrap_or(params);
-    let (experts, picked) = (number("experts"), number("experts_active"));
-    let Some(bpw) = quant.number("bpw") else {
-        return 0.0;
-    };
-    if experts <= picked || active >= params || hidden <= 0.0 || layers <= 0.0 {
+    let (params, hidden, layers, experts) = (
+        number("params"),
+        number("hidden"),
+        number("layers"),
+        number("experts"),
+    );
+    let (share, _) = expert_shares(model);
+    let expert_params = share * params;
+    if experts <= 0.0 || expert_params <= 0.0 || hidden <= 0.0 || layers <= 0.0 {
         return 0.0;
     }
-    let per_expert = (params - active) / (experts - picked);
     let split = if inputs.plan.expert_parallel {
         1.0
     } else {
         inputs.count.max(1) as f64
     };
-    let width = per_expert / layers / (3.0 * hidden) / split;
+    let width = expert_params / experts / layers / (3.0 * hidden) / split;
     let padded = |size: f64, align: f64| (size / align).ceil() * align;
     let ratio = padded(hidden, align_hidden) / hidden * padded(width, align_width) / width;
-    experts * per_expert * bpw / 8.0 * (ratio - 1.0).max(0.0)
+    expert_params * bpw / 8.0 * (ratio - 1.0).max(0.0)
 }
 
 /// Why an engine would not start (docs/estimation.md, "Engine memory").
