@@ -321,3 +321,39 @@ fn export_writes_the_plan_for_vllm_and_refuses_it_elsewhere() {
     );
     assert!(stdout(&tgi).contains("--speculate 5"), "{}", stdout(&tgi));
 }
+
+/// NVLink figures are per direction (an all-reduce sends and receives at once): the H100
+/// SXM5's catalog figure is 450 GB/s (NVLink 4's 900 GB/s counts both directions), the same
+/// as the H200 SXM's; and the link sets the all-reduce time of a prompt's prefill: 2 × 80
+/// all-reduces of 1000 tokens × 8192 × 2 B × 2 × 7/8 = 28.7 MB each take 5.1 ms longer at
+/// 450 GB/s than at 900 GB/s.
+#[test]
+fn nvlink_link_bandwidth_is_per_direction() {
+    let dir = scratch("parallel-nvlink");
+    let gpus = "// Verbindung · リンク\ngpu h100_one_way extends h100_sxm5 {\n    link_bandwidth = 450 GB/s\n}\n\ngpu h100_both_ways extends h100_sxm5 {\n    link_bandwidth = 900 GB/s\n}\n\ngpu h200_one_way extends h200_sxm {\n    link_bandwidth = 450 GB/s\n}\n\n";
+    let on = |name: &str, gpu: &str| {
+        deployment(name, "llama_3_1_70b", "bf16", 1, "    count = 8\n")
+            .replace("gpu      = h100_sxm5", &format!("gpu      = {gpu}"))
+    };
+    let text = [
+        gpus.to_string(),
+        on("h100", "h100_sxm5"),
+        on("one_way", "h100_one_way"),
+        on("both_ways", "h100_both_ways"),
+        on("h200", "h200_sxm"),
+        on("h200_one_way", "h200_one_way"),
+    ]
+    .concat();
+    let r = explain(&dir, &text);
+    for key in ["ttft_s", "tpot_s", "throughput_tps"] {
+        assert_eq!(r["h100"][key], r["one_way"][key], "{key}");
+        assert_eq!(r["h200"][key], r["h200_one_way"][key], "{key}");
+    }
+    let slower = number(&r["one_way"], "ttft_s") - number(&r["both_ways"], "ttft_s");
+    let expected = 160.0 * 1000.0 * 8192.0 * 2.0 * 2.0 * 7.0 / 8.0 * (1.0 / 450e9 - 1.0 / 900e9);
+    assert!(
+        (slower - expected).abs() < 0.1 * expected,
+        "prefill {slower} s slower at 450 GB/s, expected {expected} s"
+    );
+    assert!(number(&r["one_way"], "tpot_s") > number(&r["both_ways"], "tpot_s"));
+}

@@ -527,7 +527,7 @@ const GPU: &[FieldSpec] = &[
     f(
         "link_bandwidth",
         FieldTy::Q(Dim::BANDWIDTH),
-        "GPU-to-GPU bandwidth",
+        "GPU-to-GPU bandwidth in each direction (half NVLink's bidirectional total)",
     )
     .valid(Valid::Positive),
     f(
