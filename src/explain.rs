@@ -327,8 +327,14 @@ pub fn table(e: &Explanation) -> String {
             ));
         }
         if let (Some(running), Some(true)) = (p.running_peak, p.kv_bound) {
+            let preempted = match p.preemptions.filter(|n| *n >= 1.0) {
+                Some(n) => format!(
+                    "; {n:.0} preempted when their new tokens found no free cache (resumed from the prefix cache)"
+                ),
+                None => String::new(),
+            };
             out.push_str(&format!(
-                "  running      {:>12}   requests at once at most: the KV cache holds no more (seqs = {})\n",
+                "  running      {:>12}   requests at once at most: the KV cache holds no more (seqs = {}){preempted}\n",
                 format!("{running:.0}"),
                 s.seqs
             ));

@@ -202,6 +202,7 @@ setter!(
         ttft_p50,
         tpot_p50,
         queue,
-        running
+        running,
+        preempted
     ]
 );

@@ -82,8 +82,9 @@ fn a_burst_queues_behind_the_running_cap() {
 }
 
 /// Llama-3.1-8B on an L4: its KV cache holds about 40 requests of 1000 + 200 tokens, so a
-/// burst runs that many at once whatever `seqs` allows, and an engine that reserves every
-/// request's whole output up front runs fewer.
+/// burst runs that many at once whatever `seqs` allows; vLLM admits by the cache its
+/// requests hold and preempts the newest when their new tokens find none free, and an
+/// engine that reserves every request's whole output up front runs fewer and preempts none.
 #[test]
 fn a_small_kv_cache_runs_fewer_requests_at_once() {
     let on_l4 = |name: &str, engine: &str, seqs: u32| {
@@ -92,7 +93,8 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
         )
     };
     let text = [
-        "engine reserving extends vllm {\n    output_reserve = 100%\n}\n".to_string(),
+        "engine reserving extends vllm {\n    output_reserve = 100%\n    preemption     = no\n}\n"
+            .to_string(),
         on_l4("wide", "vllm", 200),
         on_l4("narrower", "vllm", 100),
         on_l4("reserving", "reserving", 200),
@@ -110,8 +112,9 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
         );
     }
     // The KV budget explain prints (about 46,000 tokens) holds about 40 such requests (each
-    // counted for 1000 + 100 tokens); with 4 slots the server runs fewer, so the cache, not
-    // `seqs`, is what limits the wide deployment.
+    // holding its 1000-token prompt and the output so far; the newest preempted when the
+    // others' new tokens find no free cache); with 4 slots the server runs fewer, so the
+    // cache, not `seqs`, is what limits the wide deployment.
     let capacity = report[0]["kv_capacity_tokens"]
         .as_f64()
         .expect("the KV capacity in tokens");
@@ -126,6 +129,10 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
     assert_eq!(report[0]["kv_bound"], true);
     assert_eq!(figure(&report, 3, "running_peak"), 4.0);
     assert_eq!(report[3]["kv_bound"], false);
+    let preempted = figure(&report, 0, "preemptions");
+    assert!(preempted >= 1.0, "preempted {preempted}");
+    assert_eq!(figure(&report, 2, "preemptions"), 0.0);
+    assert_eq!(figure(&report, 3, "preemptions"), 0.0);
     let dir = scratch("simulator-kv-cache-human");
     let path = dir.join("kv-cache.deploy");
     std::fs::write(&path, &text).unwrap();
@@ -142,7 +149,8 @@ fn a_small_kv_cache_runs_fewer_requests_at_once() {
     assert!(
         line.contains(&format!("{running:.0}"))
             && line.contains("KV cache")
-            && line.contains("seqs = 200"),
+            && line.contains("seqs = 200")
+            && line.contains(&format!("{preempted:.0} preempted")),
         "{line}"
     );
     // A rule can ask for it: `require not kv_bound` fails on the wide deployment.

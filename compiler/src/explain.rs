@@ -66,6 +66,9 @@ pub struct Performance {
     pub running_peak: Option<f64>,
     /// Whether the KV cache, not `seqs`, kept requests waiting (simulated).
     pub kv_bound: Option<bool>,
+    /// Requests the simulated server preempted (their KV cache freed; an engine with
+    /// `preemption`); 0 without it, null without a simulation.
+    pub preemptions: Option<f64>,
     pub cost_per_hour: Option<f64>,
     pub cost_per_mtok: Option<f64>,
     /// Why there is no `cost_per_hour` (no offer rents the GPU, no `msrp` to amortise).
@@ -100,6 +103,7 @@ fn performance(figures: &Figures) -> Performance {
         queue_s: number(&figures.queue),
         running_peak: number(&figures.running),
         kv_bound: figures.kv_bound.clone().ok(),
+        preemptions: number(&figures.preempted),
         cost_per_hour: number(&figures.cost_per_hour).map(per_hour),
         cost_per_mtok: number(&figures.cost_per_mtok).map(per_mtok),
         cost_missing: match &figures.cost_per_hour {

@@ -1661,6 +1661,7 @@ fn speed_and_cost(
         .running_peak
         .map(|_| speed.kv_bound)
         .ok_or_else(unsimulated);
+    figures.preempted = speed.preemptions.ok_or_else(unsimulated);
     figures.bound = Ok(speed.bound.describe().to_string());
     let no_peak = || {
         if on_cpu {
@@ -1909,6 +1910,9 @@ fn serving_inputs(
             pooled.moe_bandwidth_efficiency,
         ),
         output_reserve: field("output_reserve", pooled.output_reserve),
+        preempt: engine
+            .symbol("preemption")
+            .map_or(pooled.preempt, |preempt| preempt == "yes"),
     };
     let model = inputs.model;
     let (expert_share, expert_pick) = expert_shares(model);

@@ -258,6 +258,7 @@ figures! {
     queue: f64, FieldTy::Q(Dim::SECONDS), &["model", "gpu", "count", "workload", "context", "seqs"], "mean time a request waits before the server starts its prompt (serving engines with a workload)";
     running: f64, FieldTy::Number, &["model", "gpu", "count", "workload", "context", "seqs", "engine"], "the most requests the simulated server runs at once: `seqs`, or fewer when its KV cache holds fewer (serving engines with a workload)";
     kv_bound: bool, FieldTy::Predicate, &["model", "gpu", "count", "workload", "context", "seqs", "engine"], "the engine's KV cache, not `seqs`, keeps requests waiting in the simulated server (serving engines with a workload)";
+    preempted: f64, FieldTy::Number, &["model", "gpu", "count", "workload", "context", "seqs", "engine"], "requests the simulated server preempted when their new tokens outgrew the KV cache: 0 for an engine without `preemption` (serving engines with a workload)";
 }
 
 impl Figures {

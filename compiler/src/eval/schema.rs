@@ -869,6 +869,11 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::Share),
     f(
+        "preemption",
+        FieldTy::Symbol(YES_NO),
+        "serving kernels: `yes` admits a request while its next prompt chunk fits the KV cache the running requests hold, and when their new tokens outgrow it preempts the newest (its cache freed, its prompt and output so far recomputed later; vLLM V1); `no` admits by footprint (`output_reserve`) and never preempts (default `no`)",
+    ),
+    f(
         "scheduling",
         FieldTy::Symbol(SCHEDULINGS),
         "serving kernels: `mixed` steps decode and prefill prompt chunks together (chunked prefill); `prefill_first` runs a prompt-only step whenever a prompt waits (default `mixed`)",

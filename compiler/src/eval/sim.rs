@@ -80,6 +80,12 @@ pub struct Config {
     pub kv_window: u64,
     /// Share of a request's output its footprint counts (the engine's `output_reserve`).
     pub output_reserve: f64,
+    /// Whether the engine admits a request while its next prompt chunk fits the cache the
+    /// running requests hold now (not their footprints) and, when a step's new tokens do
+    /// not fit, preempts the newest running request: its cache is freed and it waits at
+    /// the head of the queue to recompute its prompt and its output so far (vLLM V1's
+    /// scheduler). `output_reserve` then plays no part.
+    pub preempt: bool,
 }
 
 /// Requests a Poisson run simulates.
@@ -117,6 +123,8 @@ pub struct Outcome {
     pub peak_running: u64,
     /// Whether the KV cache ever kept a waiting request out while a running slot was free.
     pub kv_bound: bool,
+    /// Requests preempted (their cache freed, to be recomputed).
+    pub preemptions: u64,
     /// Whether the work bound stopped the run early.
     pub truncated: bool,
 }
@@ -129,10 +137,21 @@ struct Request {
     output: u64,
     /// Prompt tokens not yet processed.
     prompt_left: u64,
-    /// The decode counter at its first token.
+    /// Tokens its current prefill covers: the prompt, or after a preemption the prompt
+    /// and the output so far (recomputed).
+    prefill_total: u64,
+    /// Output tokens produced before its current decode run.
+    generated: u64,
+    /// Tokens of its prefix that come back from the prefix cache when it is admitted
+    /// again after a preemption.
+    cached: u64,
+    /// Bumped at each preemption: its entry in `finishing` from before goes stale.
+    epoch: u32,
+    running: bool,
+    /// The decode counter at the start of its current decode run.
     start: u64,
     first_scheduled: Option<f64>,
-    first_token: f64,
+    first_token: Option<f64>,
 }
 
 /// Splitmix64: a small, well-mixed deterministic generator for the arrival process.
@@ -185,7 +204,8 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
     .min(MAX_REQUESTS * CLOSED_WAVES);
 
     let mut requests: Vec<Request> = Vec::with_capacity(total.min(1 << 20) as usize);
-    // Arrived, not yet admitted: indices into `requests`, and the times still to come.
+    // Arrived, not yet admitted (or preempted): indices into `requests`, and the times
+    // still to come.
     let mut waiting: VecDeque<usize> = VecDeque::new();
     let mut future: VecDeque<f64> = VecDeque::new();
     let mut rng = Rng(SEED);
@@ -212,24 +232,33 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
 
     // Admitted requests still in their prompt, in admission order.
     let mut prefilling: VecDeque<usize> = VecDeque::new();
-    // Decoding requests by the decode counter at which they finish.
-    let mut finishing: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    // Decoding requests by the decode counter at which they finish (and the request's
+    // epoch then: a preempted request's entry goes stale).
+    let mut finishing: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
+    // Running requests in admission order, the newest last (finished ones are skipped):
+    // the engine preempts from the end.
+    let mut admitted: Vec<usize> = Vec::new();
     let mut running: u64 = 0;
     let mut decoding: u64 = 0;
     // Σ footprint of the running requests, and whether the cache has room for a request.
     let mut reserved: u64 = 0;
     let mut peak_running: u64 = 0;
     let mut kv_bound = false;
+    let mut preemptions: u64 = 0;
+    // Set when no step can run for want of cache: the newest running request is preempted.
+    let mut force_preempt = false;
     let kv_tokens = config.kv_tokens.max(1);
     let room = |reserved: u64, running: u64, r: &Request| {
         running == 0 || reserved.saturating_add(r.footprint) <= kv_tokens
     };
-    // Decode steps so far; over the decoding requests, Σ (prompt + 1) and Σ counter at
-    // their first token: their total context is Σ (prompt + 1) + tokens per step ×
-    // (decoding × counter − Σ start).
+    // Decode steps so far; over the decoding requests, Σ (prefilled tokens + 1) and Σ
+    // counter at their first token: their total context is Σ (prefilled + 1) + tokens
+    // per step × (decoding × counter − Σ start).
     let mut counter: u64 = 0;
     let mut sum_base: f64 = 0.0;
     let mut sum_start: f64 = 0.0;
+    // Tokens the prefilling requests hold (their prompt chunks done so far).
+    let mut prefill_held: f64 = 0.0;
     let per_step = if config.tokens_per_step.is_finite() {
         config.tokens_per_step.max(1.0)
     } else {
@@ -262,6 +291,11 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         let t = tokens as f64;
         (t * (1.0 - local) + t.min(config.kv_window as f64) * local).ceil() as u64
     };
+    // The cache the running requests hold (preemption mode): `tokens` over `n` requests,
+    // their sliding-window layers' share counted for at most `kv_window` tokens each.
+    let held_cache = |tokens: f64, n: u64| {
+        tokens * (1.0 - local) + tokens.min(n as f64 * config.kv_window as f64) * local
+    };
     // Lengths come from their own stream, so arrivals do not shift them.
     let mut lengths = Rng(SEED ^ 0x00ff_00ff_00ff_00ff);
     let mut draw = |mean: u64| {
@@ -283,9 +317,14 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 prompt: p,
                 output: o,
                 prompt_left: p,
+                prefill_total: p,
+                generated: 0,
+                cached: 0,
+                epoch: 0,
+                running: false,
                 start: 0,
                 first_scheduled: None,
-                first_token: 0.0,
+                first_token: None,
             });
             waiting.push_back(requests.len() - 1);
             work += 1;
@@ -303,11 +342,80 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             truncated = true;
             break;
         }
+        // With preemption, the cache the running requests hold now.
+        let held = |decoding: u64, counter: u64, sum_base: f64, sum_start: f64, prefill_held| {
+            held_cache(
+                sum_base + per_step * (decoding as f64 * counter as f64 - sum_start),
+                decoding,
+            ) + held_cache(prefill_held, 1)
+        };
+        let growth = decoding as f64 * per_step;
+        // Preemption: when the next step's decode tokens do not fit, the newest running
+        // request gives its cache back and waits to recompute (never the last one).
+        let mut preempted = false;
+        while config.preempt
+            && running > 1
+            && (force_preempt
+                || decoding > 0
+                    && held(decoding, counter, sum_base, sum_start, prefill_held) + growth
+                        > kv_tokens as f64)
+        {
+            force_preempt = false;
+            let Some(id) = admitted.pop() else { break };
+            if !requests[id].running {
+                continue;
+            }
+            let r = &mut requests[id];
+            if r.prompt_left == 0 {
+                // Decoding: its tokens so far stay produced; its entry in `finishing`
+                // goes stale.
+                let steps = counter - r.start;
+                r.generated = (r.generated + (per_step * steps as f64) as u64)
+                    .min(r.output.saturating_sub(1));
+                decoding -= 1;
+                sum_base -= r.prefill_total as f64 + 1.0;
+                sum_start -= r.start as f64;
+            } else {
+                prefill_held -= (r.prefill_total - r.prompt_left) as f64;
+                prefilling.retain(|&p| p != id);
+            }
+            r.epoch = r.epoch.wrapping_add(1);
+            if r.prompt_left == 0 {
+                // Its prompt and output so far stay in the prefix cache; the last token is
+                // computed again for its logits.
+                r.prefill_total = r.prompt + r.generated;
+                r.cached = r.prefill_total - 1;
+                r.prompt_left = 1;
+            } else {
+                r.cached = r.prefill_total - r.prompt_left;
+            }
+            r.running = false;
+            running -= 1;
+            waiting.push_front(id);
+            preempted = true;
+            preemptions += 1;
+            work += 1;
+        }
+        if decoding == 0 {
+            (sum_base, sum_start) = (0.0, 0.0);
+        }
+        let growth = decoding as f64 * per_step;
+        let held_now = held(decoding, counter, sum_base, sum_start, prefill_held);
+        // Room for a waiting request's first chunk (preemption) or its footprint.
+        let admits = |r: &Request, left: u64, extra: f64| {
+            if config.preempt {
+                running == 0
+                    || held_now + extra + held_cache((r.cached + r.prompt_left.min(left)) as f64, 1)
+                        <= kv_tokens as f64
+            } else {
+                room(reserved, running, r)
+            }
+        };
         let fits = waiting
             .front()
-            .map(|&id| room(reserved, running, &requests[id]));
-        kv_bound |= running < max_running && fits == Some(false);
-        let admit = running < max_running && fits == Some(true);
+            .map(|&id| admits(&requests[id], budget.saturating_sub(decoding), growth));
+        kv_bound |= running < max_running && (fits == Some(false) || preempted);
+        let admit = running < max_running && fits == Some(true) && !preempted;
         let prompts_pending = !prefilling.is_empty() || admit;
         let decode_this_step = match config.scheduling {
             Scheduling::Mixed => decoding > 0,
@@ -318,11 +426,18 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         } else {
             0.0
         };
+        // Drop stale entries (preempted requests) from the top of `finishing`.
+        while let Some(&Reverse((_, id, epoch))) = finishing.peek() {
+            if requests[id].epoch == epoch {
+                break;
+            }
+            finishing.pop();
+        }
 
         if !prompts_pending {
             // Only decodes: skip ahead to the next completion, or to the next arrival when
             // it could be admitted.
-            let Some(&Reverse((finish, _))) = finishing.peek() else {
+            let Some(&Reverse((finish, _, _))) = finishing.peek() else {
                 // Nothing decodes and nothing waits: wait for the next arrival.
                 match future.front() {
                     Some(&t) => {
@@ -333,6 +448,13 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 }
             };
             let mut k = finish.saturating_sub(counter).max(1);
+            if config.preempt && growth > 0.0 {
+                // Up to the step whose tokens would not fit.
+                let fit = ((kv_tokens as f64 - held_now) / growth).floor().max(1.0);
+                if fit < k as f64 {
+                    k = fit as u64;
+                }
+            }
             let shape = |k: u64| Shape {
                 decode: decoding as f64,
                 decode_context: decode_context + per_step * (k as f64 - 1.0) / 2.0,
@@ -355,6 +477,9 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         } else {
             // One step with prompt chunks.
             let mut left = budget - if decode_this_step { decoding } else { 0 };
+            // With preemption, the cache this step's tokens may still take.
+            let mut free =
+                kv_tokens as f64 - held_now - if decode_this_step { growth } else { 0.0 };
             let mut prefill_tokens = 0u64;
             let mut prefill_context_sum = 0.0;
             let mut completed_prompts: Vec<usize> = Vec::new();
@@ -365,10 +490,18 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                     break;
                 }
                 let r = &mut requests[id];
-                let chunk = r.prompt_left.min(left);
-                let start = (r.prompt - r.prompt_left) as f64;
+                let mut chunk = r.prompt_left.min(left);
+                if config.preempt && running > 1 {
+                    chunk = chunk.min(free.max(0.0) as u64);
+                    if chunk == 0 {
+                        break;
+                    }
+                    free -= chunk as f64;
+                }
+                let start = (r.prefill_total - r.prompt_left) as f64;
                 prefill_context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
                 prefill_tokens += chunk;
+                prefill_held += chunk as f64;
                 left -= chunk;
                 r.prompt_left -= chunk;
                 if r.first_scheduled.is_none() {
@@ -379,9 +512,16 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 }
                 touched += 1;
             }
-            while left > 0 && running < max_running {
+            while left > 0 && running < max_running && !preempted {
                 let Some(&id) = waiting.front() else { break };
-                if !room(reserved, running, &requests[id]) {
+                let fits = if config.preempt {
+                    running == 0
+                        || (requests[id].cached + requests[id].prompt_left.min(left)) as f64
+                            <= free.max(0.0)
+                } else {
+                    room(reserved, running, &requests[id])
+                };
+                if !fits {
                     kv_bound = true;
                     break;
                 }
@@ -390,19 +530,35 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 peak_running = peak_running.max(running);
                 reserved += requests[id].footprint;
                 prefilling.push_back(id);
+                admitted.push(id);
                 let r = &mut requests[id];
+                r.running = true;
+                prefill_held += r.cached as f64;
+                free -= r.cached as f64;
+                r.cached = 0;
                 let chunk = r.prompt_left.min(left);
-                prefill_context_sum += chunk as f64 * chunk as f64 / 2.0;
+                free -= chunk as f64;
+                let start = (r.prefill_total - r.prompt_left) as f64;
+                prefill_context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
                 prefill_tokens += chunk;
+                prefill_held += chunk as f64;
                 left -= chunk;
                 r.prompt_left -= chunk;
-                r.first_scheduled = Some(now);
+                if r.first_scheduled.is_none() {
+                    r.first_scheduled = Some(now);
+                }
                 if r.prompt_left == 0 {
                     completed_prompts.push(id);
                 }
                 touched += 1;
             }
             work += 1 + touched as u64;
+            if config.preempt && prefill_tokens == 0 && !decode_this_step && running > 1 {
+                // Nothing fits: the prompts in progress wait for cache that only a
+                // preemption frees.
+                force_preempt = true;
+                continue;
+            }
             let shape = Shape {
                 decode: if decode_this_step {
                     decoding as f64
@@ -423,8 +579,9 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 produced += decoding as f64 * per_step;
             }
             produced += completed_prompts.len() as f64;
-            // Prompts done this step give their first token at its end. Chunks go out in
-            // order, so the finished prompts lead the queue.
+            // Prompts done this step give their first token at its end (a preempted
+            // request, its next token). Chunks go out in order, so the finished prompts
+            // lead the queue.
             while prefilling
                 .front()
                 .is_some_and(|&id| requests[id].prompt_left == 0)
@@ -433,13 +590,24 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             }
             for id in completed_prompts {
                 let r = &mut requests[id];
-                r.first_token = now;
-                ttft.push(now - r.arrival);
-                queue.push(r.first_scheduled.unwrap_or(now) - r.arrival);
-                if r.output == 1 {
+                prefill_held -= r.prefill_total as f64;
+                r.generated += 1;
+                if r.first_token.is_none() {
+                    r.first_token = Some(now);
+                    ttft.push(now - r.arrival);
+                    queue.push(r.first_scheduled.unwrap_or(now) - r.arrival);
+                }
+                let left = r.output.saturating_sub(r.generated);
+                if left == 0 {
                     running -= 1;
                     reserved -= r.footprint;
-                    tpot.push(0.0);
+                    r.running = false;
+                    let first = r.first_token.unwrap_or(now);
+                    tpot.push(if r.output > 1 {
+                        (now - first) / (r.output - 1) as f64
+                    } else {
+                        0.0
+                    });
                     done.push(now);
                     produced_at_done.push(produced);
                     if closed && issued < total {
@@ -449,28 +617,34 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 } else {
                     decoding += 1;
                     r.start = counter;
-                    sum_base += r.prompt as f64 + 1.0;
+                    sum_base += r.prefill_total as f64 + 1.0;
                     sum_start += counter as f64;
-                    let steps = ((r.output - 1) as f64 / per_step).ceil().max(1.0) as u64;
-                    finishing.push(Reverse((counter + steps, id)));
+                    let steps = (left as f64 / per_step).ceil().max(1.0) as u64;
+                    finishing.push(Reverse((counter + steps, id, r.epoch)));
                 }
             }
         }
 
         // Completions at this counter.
-        while let Some(&Reverse((finish, id))) = finishing.peek() {
+        while let Some(&Reverse((finish, id, epoch))) = finishing.peek() {
+            if requests[id].epoch != epoch {
+                finishing.pop();
+                continue;
+            }
             if finish > counter {
                 break;
             }
             finishing.pop();
-            let r = &requests[id];
-            tpot.push((now - r.first_token) / (r.output - 1) as f64);
+            let r = &mut requests[id];
+            r.running = false;
+            let first = r.first_token.unwrap_or(now);
+            tpot.push((now - first) / (r.output - 1) as f64);
             done.push(now);
             produced_at_done.push(produced);
             running -= 1;
             reserved -= r.footprint;
             decoding -= 1;
-            sum_base -= r.prompt as f64 + 1.0;
+            sum_base -= r.prefill_total as f64 + 1.0;
             sum_start -= r.start as f64;
             work += 1;
             if closed && issued < total {
@@ -481,6 +655,9 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         }
         if decoding == 0 {
             (sum_base, sum_start) = (0.0, 0.0);
+        }
+        if prefilling.is_empty() {
+            prefill_held = 0.0;
         }
     }
 
@@ -528,6 +705,7 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
         completed,
         peak_running,
         kv_bound,
+        preemptions,
         truncated,
     }
 }
@@ -555,6 +733,7 @@ mod tests {
             kv_local_share: 0.0,
             kv_window: u64::MAX,
             output_reserve: 0.5,
+            preempt: false,
         }
     }
 
@@ -675,6 +854,51 @@ mod tests {
             windowed.ttft_mean < small.ttft_mean,
             "{windowed:?} {small:?}"
         );
+    }
+
+    #[test]
+    fn preemption_admits_by_the_cache_held_and_pays_in_waits() {
+        // 3,100 tokens: three 1000-token prompts fit, their 100 output tokens each do not.
+        let mut c = config(Arrivals::Burst { requests: 32 });
+        c.kv_tokens = 3_100;
+        let reserving = simulate(&c, &linear);
+        c.preempt = true;
+        let preempting = simulate(&c, &linear);
+        assert_eq!((reserving.completed, preempting.completed), (32, 32));
+        assert!(!preempting.truncated);
+        assert_eq!(reserving.preemptions, 0);
+        assert!(preempting.preemptions > 0, "{preempting:?}");
+        assert!(preempting.kv_bound);
+        // Footprints of 1051 tokens admit two at once; the cache held now admits a third
+        // prompt, and a fourth's first chunk when the token budget leaves a small one.
+        assert_eq!(reserving.peak_running, 2);
+        assert!(preempting.peak_running >= 3, "{preempting:?}");
+        // A preempted request waits with its first token out: its time per output token
+        // carries the wait.
+        assert!(
+            preempting.tpot_p99 > reserving.tpot_p99,
+            "{preempting:?} {reserving:?}"
+        );
+        // Deterministic.
+        assert_eq!(preempting, simulate(&c, &linear));
+        // With room for every request, admission and outcome are the same as by footprint.
+        c.kv_tokens = u64::MAX;
+        let roomy = simulate(&c, &linear);
+        c.preempt = false;
+        assert_eq!(roomy, simulate(&c, &linear));
+        // A request larger than the whole cache still runs, alone, and is never preempted.
+        c.preempt = true;
+        c.kv_tokens = 10;
+        let alone = simulate(&c, &linear);
+        assert_eq!((alone.completed, alone.preemptions), (32, 0));
+        assert!((alone.tpot_mean - 0.0101).abs() < 1e-12, "{alone:?}");
+        // Prefill-first scheduling and Poisson arrivals under preemption terminate too.
+        c.kv_tokens = 3_100;
+        c.scheduling = Scheduling::PrefillFirst;
+        c.arrivals = Arrivals::Poisson { rate: 4.0 };
+        let poisson = simulate(&c, &linear);
+        assert_eq!(poisson.completed, POISSON_REQUESTS);
+        assert!(!poisson.truncated);
     }
 
     #[test]

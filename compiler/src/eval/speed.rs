@@ -236,6 +236,8 @@ pub struct Speed {
     pub running_peak: Option<f64>,
     /// Whether the KV cache, not `seqs`, kept requests waiting in the capacity run.
     pub kv_bound: bool,
+    /// Requests the engine preempted in the capacity run (an engine with `preemption`).
+    pub preemptions: Option<f64>,
     pub bound: Bound,
     /// Bytes one GPU reads per decode step.
     pub step_bytes: f64,
@@ -343,6 +345,7 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
         queue_s: None,
         running_peak: None,
         kv_bound: false,
+        preemptions: None,
         bound,
         step_bytes,
     }
@@ -372,6 +375,9 @@ pub struct Engine {
     /// Share of a request's output counted in its KV footprint at admission
     /// ([`super::sim::Config::output_reserve`]).
     pub output_reserve: f64,
+    /// Whether it admits by the cache held now and preempts when decodes outgrow it
+    /// ([`super::sim::Config::preempt`]).
+    pub preempt: bool,
 }
 
 impl Engine {
@@ -388,6 +394,7 @@ impl Engine {
         moe_efficiency: MOE_EFFICIENCY,
         moe_bandwidth_efficiency: MOE_BANDWIDTH_EFFICIENCY,
         output_reserve: 0.5,
+        preempt: false,
     };
 }
 
@@ -521,6 +528,7 @@ fn simulate_serving(
             u64::MAX
         },
         output_reserve: serving.engine.output_reserve,
+        preempt: serving.engine.preempt,
     };
     let capacity_arrivals = match serving.arrivals {
         Some(burst @ Arrivals::Burst { .. }) => burst,
@@ -930,6 +938,7 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         queue_s: simulated.as_ref().map(|s| s.latency.queue_mean),
         running_peak: simulated.as_ref().map(|s| s.capacity.peak_running as f64),
         kv_bound: simulated.as_ref().is_some_and(|s| s.capacity.kv_bound),
+        preemptions: simulated.as_ref().map(|s| s.capacity.preemptions as f64),
         bound: if decode.compute_bound {
             Bound::Compute
         } else {
