@@ -343,11 +343,18 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             break;
         }
         // With preemption, the cache the running requests hold now.
-        let held = |decoding: u64, counter: u64, sum_base: f64, sum_start: f64, prefill_held| {
+        // (Its prompts in progress each count their sliding-window layers for at most the
+        // window, as the decoding requests do.)
+        let held = |decoding: u64,
+                    counter: u64,
+                    sum_base: f64,
+                    sum_start: f64,
+                    prefill_held: f64,
+                    prefilling: usize| {
             held_cache(
                 sum_base + per_step * (decoding as f64 * counter as f64 - sum_start),
                 decoding,
-            ) + held_cache(prefill_held, 1)
+            ) + held_cache(prefill_held, prefilling as u64)
         };
         let growth = decoding as f64 * per_step;
         // Preemption: when the next step's decode tokens do not fit, the newest running
@@ -357,7 +364,14 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             && running > 1
             && (force_preempt
                 || decoding > 0
-                    && held(decoding, counter, sum_base, sum_start, prefill_held) + growth
+                    && held(
+                        decoding,
+                        counter,
+                        sum_base,
+                        sum_start,
+                        prefill_held,
+                        prefilling.len(),
+                    ) + growth
                         > kv_tokens as f64)
         {
             force_preempt = false;
@@ -400,7 +414,14 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             (sum_base, sum_start) = (0.0, 0.0);
         }
         let growth = decoding as f64 * per_step;
-        let held_now = held(decoding, counter, sum_base, sum_start, prefill_held);
+        let held_now = held(
+            decoding,
+            counter,
+            sum_base,
+            sum_start,
+            prefill_held,
+            prefilling.len(),
+        );
         // Room for a waiting request's first chunk (preemption) or its footprint.
         let admits = |r: &Request, left: u64, extra: f64| {
             if config.preempt {
