@@ -771,15 +771,16 @@ fn serving_measurements() {
 
     // Regression bounds, just past what the shipped constants met (in-sample; the held-out
     // figures are in docs/calibration-serving.md, from `fit_serving_constants`): throughput
-    // median 8.6 %, time per output token 11.2 %, single-request time to first token 4.9 %
+    // median 8.1 % (8.6 % before weight-only kernels ran at 75 % of the 16-bit rate), time
+    // per output token 11.2 %, single-request time to first token 4.9 %
     // (10.7 % before the GPUs' achievable matmul rates), first token of a queued burst
     // 21.8 % (25.1 % with NVLink 4 at 450 GB/s each way before vLLM's preemption; 21.8 %
     // before both); inside the printed ranges 91.1 %, 70.0 % (DeepSeek-R1's burst rows run
-    // 1.7-2.4x slower than predicted), 85.7 %, 90.9 %, all rows 86.2 %.
+    // 1.7-2.4x slower than predicted), 85.7 %, 90.9 %, all rows 86.2 % (median 8.7 %).
     let get = |key: &str| summary[key];
     let (n, throughput, throughput_in) = get("throughput");
     assert_eq!(n, 56);
-    assert!(throughput <= 9.5, "throughput median {throughput:.1} %");
+    assert!(throughput <= 9.0, "throughput median {throughput:.1} %");
     assert!(
         throughput_in >= 87.5,
         "throughput inside {throughput_in:.1} %"
@@ -1548,9 +1549,11 @@ fn gpustack_measurements() {
     assert_eq!(registry, 216);
 
     // Regression bounds, just past what the shipped constants met on rows never fitted:
-    // throughput median 17.9 %, time per output token 21.5 % (means) and 20.7 % (medians),
-    // queued first token 29.9 %; inside the printed ranges 79.2 %, 83.8 %, 82.1 %, 78.4 %,
-    // all 21.8 % with 80.8 % inside. (Before vLLM's preemption: 17.9, 22.0, 21.2, 29.9 %,
+    // throughput median 17.2 %, time per output token 20.6 % (means) and 19.6 % (medians;
+    // 107 of 212 within 20 %), queued first token 28.3 %; inside the printed ranges 79.2 %,
+    // 83.8 %, 82.1 %, 78.4 %, all 21.2 % with 80.8 % inside. (Before weight-only kernels ran
+    // at 75 % of the 16-bit rate: 17.9, 21.5, 20.7, 29.9 %, all 21.8 % with 80.8 % inside.)
+    // (Before vLLM's preemption: 17.9, 22.0, 21.2, 29.9 %,
     // all 22.4 % with 80.7 % inside.) (Before NVLink 4 counted 450 GB/s each way: 17.7,
     // 22.5, 21.1, 30.5 %, all 22.4 % with 80.3 % inside.) (Before vLLM's padded MXFP4 experts and the refit:
     // 18.7, 24.0, 22.8, 29.7 %, all 23.2 % with 78.0 % inside; before the pasted blocks
@@ -1558,21 +1561,21 @@ fn gpustack_measurements() {
     // all 26.2 % with 75.0 % inside.)
     let get = |key: &str| summary[key];
     let (_, throughput, throughput_in) = get("throughput");
-    assert!(throughput <= 18.5, "throughput median {throughput:.1} %");
+    assert!(throughput <= 17.5, "throughput median {throughput:.1} %");
     assert!(
         throughput_in >= 78.5,
         "throughput inside {throughput_in:.1} %"
     );
     let (_, tpot, tpot_in) = get("tpot mean");
-    assert!(tpot <= 22.5, "mean TPOT median error {tpot:.1} %");
+    assert!(tpot <= 21.0, "mean TPOT median error {tpot:.1} %");
     assert!(tpot_in >= 82.0, "mean TPOT inside {tpot_in:.1} %");
     let (_, tpot, tpot_in) = get("tpot median");
-    assert!(tpot <= 21.5, "median TPOT median error {tpot:.1} %");
+    assert!(tpot <= 20.0, "median TPOT median error {tpot:.1} %");
     assert!(tpot_in >= 81.0, "median TPOT inside {tpot_in:.1} %");
     let (_, queued, queued_in) = get("ttft_load");
-    assert!(queued <= 30.5, "queued TTFT median {queued:.1} %");
+    assert!(queued <= 29.0, "queued TTFT median {queued:.1} %");
     assert!(queued_in >= 76.0, "queued TTFT inside {queued_in:.1} %");
     let (_, all_median, all_in) = get("all");
-    assert!(all_median <= 22.5, "all rows median {all_median:.1} %");
+    assert!(all_median <= 21.5, "all rows median {all_median:.1} %");
     assert!(all_in >= 80.0, "all rows inside {all_in:.1} %");
 }

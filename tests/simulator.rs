@@ -413,6 +413,87 @@ fn a_tensor_efficiency_past_100_percent_is_diagnosed() {
     );
 }
 
+/// Weight-only kernels (Marlin: AWQ and GPTQ everywhere, FP8 on an A100) widen the packed
+/// weights to 16 bit inside each multiply and reach the quant's `weight_only_efficiency` of
+/// the 16-bit rate (75 %) where a step is compute-bound. Not where the GPU runs the format
+/// natively (FP8 on an H100), nor where the engine converts the weights when it loads them;
+/// a single request's decode, which reads the weights, keeps the packed format's speed.
+#[test]
+fn weight_only_kernels_multiply_below_the_16_bit_rate() {
+    let one = |name: &str, quant: &str, engine: &str, gpu: &str| {
+        format!(
+            "deployment {name} {{ // Gewicht — 权重\n    model    = qwen3_14b\n    quant    = {quant}\n    engine   = {engine}\n    gpu      = {gpu}\n    seqs     = 1\n    context  = 8k\n    workload {{\n        prompt = 6000\n        output = 100\n    }}\n}}\n"
+        )
+    };
+    let text = [
+        "// Marlin-Kerne — 仅权重 (ü)\nquant fp8_full extends fp8 {\n    weight_only_efficiency = 100%\n}\nengine vllm_upcast extends vllm {\n    fallback = upcast\n}\n".to_string(),
+        one("bf16", "bf16", "vllm", "a100_sxm4_80gb"),
+        one("fp8", "fp8", "vllm", "a100_sxm4_80gb"),
+        one("fp8_full", "fp8_full", "vllm", "a100_sxm4_80gb"),
+        one("awq", "awq_int4", "vllm", "a100_sxm4_80gb"),
+        one("fp8_upcast", "fp8", "vllm_upcast", "a100_sxm4_80gb"),
+        one("fp8_h100", "fp8", "vllm", "h100_sxm5"),
+        one("fp8_full_h100", "fp8_full", "vllm", "h100_sxm5"),
+    ]
+    .concat();
+    let report = explain("weight-only.deploy", &text);
+    // A 6000-token prompt alone is compute-bound: its matmuls slow to 75 %, its attention
+    // (16-bit KV) does not.
+    let prefill = |i| figure(&report, i, "prefill_tps");
+    let bf16 = prefill(0);
+    for (i, what) in [(1, "FP8 on an A100"), (3, "AWQ")] {
+        let ratio = prefill(i) / bf16;
+        assert!((0.74..0.85).contains(&ratio), "{what}: {ratio}");
+    }
+    // The data decides, not the entry's name: a copy at 100 % prefills at the 16-bit rate,
+    // and so does FP8 that the engine widens to 16 bit at load.
+    for i in [2, 4] {
+        assert!(
+            (prefill(i) / bf16 - 1.0).abs() < 0.02,
+            "{i}: {} {bf16}",
+            prefill(i)
+        );
+    }
+    // Natively (an H100's FP8 tensor cores) the field plays no part.
+    assert!((prefill(5) / prefill(6) - 1.0).abs() < 1e-9);
+    // One request decoding reads the weights: FP8's bytes, not its multiplies, decide.
+    let decode = |i| figure(&report, i, "decode_tps");
+    assert!(
+        (decode(1) / decode(2) - 1.0).abs() < 0.01,
+        "{} {}",
+        decode(1),
+        decode(2)
+    );
+    assert!(decode(1) > 1.5 * decode(0), "{} {}", decode(1), decode(0));
+    // Explain says where it applies.
+    let said = |i: usize| report[i]["assumptions"].to_string();
+    for (i, quant) in [(1, "fp8"), (3, "awq_int4")] {
+        assert!(
+            said(i).contains(&format!(
+                "{quant}'s matrix multiplies run through weight-only kernels at 75 % of the 16-bit rate"
+            )),
+            "{}",
+            said(i)
+        );
+    }
+    for i in [0, 2, 4, 5] {
+        assert!(
+            !said(i).contains("`weight_only_efficiency`"),
+            "{i}: {}",
+            said(i)
+        );
+    }
+}
+
+#[test]
+fn a_weight_only_efficiency_past_100_percent_is_diagnosed() {
+    assert_out_of_range_at(
+        "simulator-weight-only-share",
+        "// Überprüfung — 检查\nquant over extends awq_int4 {\n    weight_only_efficiency = 150% // ü\n}\ndeployment d {\n    model  = qwen3_14b\n    quant  = over\n    engine = vllm\n    gpu    = a100_sxm4_80gb\n}\n",
+        3,
+    );
+}
+
 /// An architecture's `serving_efficiency` scales the serving engines' fitted bandwidth
 /// efficiency on its GPUs (CDNA 3: 62 %): the same MI300X with an `extends` copy of its
 /// architecture at 100 % streams at the NVIDIA-fitted rate; its compute is its own measured

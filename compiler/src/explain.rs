@@ -231,6 +231,20 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                     share * 100.0
                 ));
             }
+            // Weight-only kernels: packed weights widened to 16 bit inside the multiply.
+            if serving
+                && let (Some(quant), Some(engine)) =
+                    (entry(DeclKind::Quant, &setup.quant), engine_entry)
+            {
+                let share = crate::eval::estimate::weight_only_share(quant, arch, engine);
+                if share < 1.0 {
+                    assumptions.push(format!(
+                        "{}'s matrix multiplies run through weight-only kernels at {:.0} % of the 16-bit rate (the weights widened to 16 bit inside each multiply; the quant's `weight_only_efficiency`; docs/calibration-serving.md)",
+                        setup.quant,
+                        share * 100.0
+                    ));
+                }
+            }
             // The share of its tensor peaks the GPU's best matrix multiplies reach, which the
             // engines' compute efficiencies scale.
             if serving && let Some(gpu) = gpu {

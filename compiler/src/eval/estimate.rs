@@ -1806,12 +1806,13 @@ fn serving_tensor<'a>(inputs: &Inputs<'a, '_>) -> &'a str {
 }
 
 /// The peak a serving engine's matrix multiplies run at: the datasheet peak of
-/// [`serving_tensor`]'s type, × the format's `tensor_efficiency` for a non-16-bit type, ×
-/// the share of that peak the GPU's best matrix multiplies reach ([`matmul_share`]).
+/// [`serving_tensor`]'s type, × the format's `tensor_efficiency` for a non-16-bit type (its
+/// [`weight_only_share`] when weight-only kernels run a packed format at 16 bit), × the
+/// share of that peak the GPU's best matrix multiplies reach ([`matmul_share`]).
 fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
     let ty = serving_tensor(inputs);
     let format = if ty == "bf16" {
-        1.0
+        weight_only_share(inputs.quant, inputs.arch, inputs.engine)
     } else {
         tensor_share(inputs)
     };
@@ -1875,6 +1876,24 @@ fn tensor_share(inputs: &Inputs<'_, '_>) -> f64 {
         .quant
         .number("tensor_efficiency")
         .filter(|share| *share > 0.0 && *share <= 1.0)
+        .unwrap_or(1.0)
+}
+
+/// The share of the 16-bit rate a format's matrix multiplies reach when weight-only kernels
+/// run them, widening the packed weights to 16 bit inside the multiply (the quant's
+/// `weight_only_efficiency`): a format without a tensor type of its own (AWQ, GPTQ), or one
+/// whose type the GPU lacks where the engine falls back to such kernels (FP8 on an A100).
+/// 1 where the GPU runs the format's type natively, where the engine converts the weights to
+/// 16 bit when it loads them, or where the quant says nothing.
+pub fn weight_only_share(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &Entry<'_>) -> f64 {
+    let weight_only = match support::support(quant, arch, engine) {
+        Support::WeightOnly => true,
+        Support::Native => quant.symbol("tensor").is_none(),
+        Support::Upcast | Support::Unsupported => false,
+    };
+    quant
+        .number("weight_only_efficiency")
+        .filter(|share| weight_only && *share > 0.0 && *share <= 1.0)
         .unwrap_or(1.0)
 }
 

@@ -662,6 +662,12 @@ const QUANT: &[FieldSpec] = &[
     )
     .valid(Valid::Share),
     f(
+        "weight_only_efficiency",
+        FieldTy::Ratio,
+        "share of the 16-bit rate its matrix multiplies reach in a serving engine where weight-only kernels run them (the packed weights widened to 16 bit inside the multiply, as Marlin does; not where the GPU runs its tensor type natively, nor where the engine converts the weights at load; default 100%)",
+    )
+    .valid(Valid::Share),
+    f(
         "engines",
         FieldTy::RefList(DeclKind::Engine),
         "engines that run it (entry names or engine dialects)",
