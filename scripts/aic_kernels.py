@@ -11,7 +11,9 @@ prints what docs/calibration-serving.md ("Kernel measurements") quotes:
 2. prefill attention (FlashAttention as vLLM runs it): TFLOPS by sequence length, causal;
 3. NCCL all-reduce: bus bandwidth by message size (elements of 2 bytes) on 2, 4, 8 GPUs;
 4. vLLM's fused MoE: TFLOPS by token count, and the roofline (expert weights touched at 82 %
-   of the HBM bandwidth, matmuls at the GPU's measured achievable rate) over the measured time.
+   of the HBM bandwidth, matmuls at the GPU's measured achievable rate) over the measured time;
+5. the fused MoE kernels' share of the GPU's BF16 MAMF by tokens per expert, per engine, dtype
+   and GPU.
 
 Usage: scripts/aic_kernels.py MIRROR_GIT_DIR [COMMIT]   (COMMIT defaults to 095f58a51c4c...)
 Needs pandas and pyarrow. Run by hand; no test depends on it.
@@ -115,6 +117,34 @@ def moe(git_dir, commit):
                 print(f"  {hidden}x{inter} E={experts} k={k} {dtype:9} tp{tp}: " + ", ".join(cells))
 
 
+def moe_by_tokens_per_expert(git_dir, commit):
+    print(
+        "5. Fused MoE by tokens per expert m = tokens x k / E (tp 1, balanced routing): share of the "
+        "GPU's BF16 MAMF, median over the table's shapes"
+    )
+    tables = [
+        ("h100_sxm", "vllm/0.14.0"),
+        ("h200_sxm", "vllm/0.14.0"),
+        ("h100_sxm", "sglang/0.5.10"),
+        ("a100_sxm", "sglang/0.5.10"),
+    ]
+    for gpu, engine in tables:
+        mamf = GPUS[gpu][1]["bfloat16"]
+        d = table(git_dir, commit, f"{gpu}/moe/{engine}/moe_perf.parquet")
+        d = d[(d.distribution == "balanced") & (d.moe_ep_size == 1) & (d.moe_tp_size == 1)]
+        flop = 2 * 3 * d.hidden_size * d.inter_size * d.num_tokens * d.topk
+        d = d.assign(m=d.num_tokens * d.topk / d.num_experts, share=flop / (d.latency / 1e3) / mamf)
+        for (dtype, kernel), rows in d.groupby(["moe_dtype", "kernel_source"]):
+            cells = []
+            for m in (4, 16, 64, 256, 1024):
+                near = rows[(rows.m >= m * 0.7) & (rows.m <= m * 1.4)]
+                if len(near):
+                    # The median over shapes of each shape's median.
+                    by_shape = near.groupby(["hidden_size", "inter_size", "num_experts", "topk"]).share.median()
+                    cells.append(f"m~{m}: {by_shape.median() * 100:.0f} %")
+            print(f"  {gpu:9} {engine:13} {dtype:9} {kernel:24} " + ", ".join(cells))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -124,6 +154,7 @@ def main():
     attention(git_dir, commit)
     all_reduce(git_dir, commit)
     moe(git_dir, commit)
+    moe_by_tokens_per_expert(git_dir, commit)
 
 
 if __name__ == "__main__":
