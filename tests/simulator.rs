@@ -416,8 +416,9 @@ fn a_tensor_efficiency_past_100_percent_is_diagnosed() {
 /// Weight-only kernels (Marlin: AWQ and GPTQ everywhere, FP8 on an A100) widen the packed
 /// weights to 16 bit inside each multiply and reach the quant's `weight_only_efficiency` of
 /// the 16-bit rate (75 %) where a step is compute-bound. Not where the GPU runs the format
-/// natively (FP8 on an H100), nor where the engine converts the weights when it loads them;
-/// a single request's decode, which reads the weights, keeps the packed format's speed.
+/// natively (FP8 on an H100), nor on 16-bit weights, nor where the engine converts the weights
+/// when it loads them; a single request's decode, which reads the weights, keeps the packed
+/// format's speed.
 #[test]
 fn weight_only_kernels_multiply_below_the_16_bit_rate() {
     let one = |name: &str, quant: &str, engine: &str, gpu: &str| {
@@ -426,7 +427,7 @@ fn weight_only_kernels_multiply_below_the_16_bit_rate() {
         )
     };
     let text = [
-        "// Marlin-Kerne — 仅权重 (ü)\nquant fp8_full extends fp8 {\n    weight_only_efficiency = 100%\n}\nengine vllm_upcast extends vllm {\n    fallback = upcast\n}\n".to_string(),
+        "// Marlin-Kerne — 仅权重 (ü)\nquant fp8_full extends fp8 {\n    weight_only_efficiency = 100%\n}\nquant bf16_half extends bf16 {\n    weight_only_efficiency = 50%\n}\nengine vllm_upcast extends vllm {\n    fallback = upcast\n}\n".to_string(),
         one("bf16", "bf16", "vllm", "a100_sxm4_80gb"),
         one("fp8", "fp8", "vllm", "a100_sxm4_80gb"),
         one("fp8_full", "fp8_full", "vllm", "a100_sxm4_80gb"),
@@ -434,6 +435,7 @@ fn weight_only_kernels_multiply_below_the_16_bit_rate() {
         one("fp8_upcast", "fp8", "vllm_upcast", "a100_sxm4_80gb"),
         one("fp8_h100", "fp8", "vllm", "h100_sxm5"),
         one("fp8_full_h100", "fp8_full", "vllm", "h100_sxm5"),
+        one("bf16_half", "bf16_half", "vllm", "a100_sxm4_80gb"),
     ]
     .concat();
     let report = explain("weight-only.deploy", &text);
@@ -454,8 +456,13 @@ fn weight_only_kernels_multiply_below_the_16_bit_rate() {
             prefill(i)
         );
     }
-    // Natively (an H100's FP8 tensor cores) the field plays no part.
+    // Natively (an H100's FP8 tensor cores) the field plays no part, nor on 16-bit weights.
     assert!((prefill(5) / prefill(6) - 1.0).abs() < 1e-9);
+    assert!(
+        (prefill(7) / bf16 - 1.0).abs() < 1e-9,
+        "{} {bf16}",
+        prefill(7)
+    );
     // One request decoding reads the weights: FP8's bytes, not its multiplies, decide.
     let decode = |i| figure(&report, i, "decode_tps");
     assert!(

@@ -1881,14 +1881,17 @@ fn tensor_share(inputs: &Inputs<'_, '_>) -> f64 {
 
 /// The share of the 16-bit rate a format's matrix multiplies reach when weight-only kernels
 /// run them, widening the packed weights to 16 bit inside the multiply (the quant's
-/// `weight_only_efficiency`): a format without a tensor type of its own (AWQ, GPTQ), or one
-/// whose type the GPU lacks where the engine falls back to such kernels (FP8 on an A100).
-/// 1 where the GPU runs the format's type natively, where the engine converts the weights to
-/// 16 bit when it loads them, or where the quant says nothing.
+/// `weight_only_efficiency`): a packed format without a tensor type of its own (AWQ, GPTQ),
+/// or one whose type the GPU lacks where the engine falls back to such kernels (FP8 on an
+/// A100). 1 for 16-bit weights, where the GPU runs the format's type natively, where the
+/// engine converts the weights to 16 bit when it loads them, or where the quant says nothing.
 pub fn weight_only_share(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &Entry<'_>) -> f64 {
     let weight_only = match support::support(quant, arch, engine) {
         Support::WeightOnly => true,
-        Support::Native => quant.symbol("tensor").is_none(),
+        // Packed weights with no tensor type of their own; 16-bit weights run natively.
+        Support::Native => {
+            quant.symbol("tensor").is_none() && quant.number("bits").is_some_and(|b| b < 16.0)
+        }
         Support::Upcast | Support::Unsupported => false,
     };
     quant
