@@ -33,6 +33,15 @@ fn figure(report: &serde_json::Value, index: usize, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} missing in {e}"))
 }
 
+/// Asserts that `a` is within `tolerance` (a share) of `b`.
+#[track_caller]
+fn assert_close(a: f64, b: f64, tolerance: f64) {
+    assert!(
+        (a / b - 1.0).abs() < tolerance,
+        "{a} is not within {tolerance} of {b}"
+    );
+}
+
 /// Checks `text` through the binary and asserts an out-of-range diagnostic at `line`, with a
 /// help that names a fix.
 fn assert_out_of_range_at(dir: &str, text: &str, line: u64) {
@@ -383,15 +392,10 @@ fn block_scaled_fp8_multiplies_at_half_its_achievable_rate() {
         "block-scaled FP8 prefills at 88 % of BF16's rate: {block} {bf16}"
     );
     // The data decides, not the entry's name: a copy at 100 % runs as per-tensor FP8.
-    assert!((block_full / fp8 - 1.0).abs() < 1e-9, "{block_full} {fp8}");
+    assert_close(block_full, fp8, 1e-9);
     // One request decoding reads the weights: half of BF16's bytes either way.
     let decode = |i| figure(&report, i, "decode_tps");
-    assert!(
-        (decode(2) / decode(1) - 1.0).abs() < 0.02,
-        "{} {}",
-        decode(2),
-        decode(1)
-    );
+    assert_close(decode(2), decode(1), 0.02);
     assert!(decode(2) > 1.6 * decode(0), "{} {}", decode(2), decode(0));
     // Explain says why.
     let said = |i: usize| report[i]["assumptions"].to_string();
@@ -450,27 +454,14 @@ fn weight_only_kernels_multiply_below_the_16_bit_rate() {
     // The data decides, not the entry's name: a copy at 100 % prefills at the 16-bit rate,
     // and so does FP8 that the engine widens to 16 bit at load.
     for i in [2, 4] {
-        assert!(
-            (prefill(i) / bf16 - 1.0).abs() < 0.02,
-            "{i}: {} {bf16}",
-            prefill(i)
-        );
+        assert_close(prefill(i), bf16, 0.02);
     }
     // Natively (an H100's FP8 tensor cores) the field plays no part, nor on 16-bit weights.
-    assert!((prefill(5) / prefill(6) - 1.0).abs() < 1e-9);
-    assert!(
-        (prefill(7) / bf16 - 1.0).abs() < 1e-9,
-        "{} {bf16}",
-        prefill(7)
-    );
+    assert_close(prefill(5), prefill(6), 1e-9);
+    assert_close(prefill(7), bf16, 1e-9);
     // One request decoding reads the weights: FP8's bytes, not its multiplies, decide.
     let decode = |i| figure(&report, i, "decode_tps");
-    assert!(
-        (decode(1) / decode(2) - 1.0).abs() < 0.01,
-        "{} {}",
-        decode(1),
-        decode(2)
-    );
+    assert_close(decode(1), decode(2), 0.01);
     assert!(decode(1) > 1.5 * decode(0), "{} {}", decode(1), decode(0));
     // Explain says where it applies.
     let said = |i: usize| report[i]["assumptions"].to_string();
