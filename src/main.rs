@@ -298,6 +298,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if !matches!(cli.command, Command::Lsp) {
+        quiet_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Check {
             paths,
@@ -430,6 +433,19 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::from(EXIT_USAGE)
         }
+    }
+}
+
+/// A command whose reader goes away (`deployfit gpus M | head -2`) ends quietly, as `ls`,
+/// `rg` and `cargo` do: the default action of SIGPIPE (Rust ignores it, so every print
+/// would fail with EPIPE and `print!` would panic). Not for `lsp`, whose writer reports a
+/// closed client as an error and stops.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any thread is spawned; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

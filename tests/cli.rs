@@ -176,3 +176,70 @@ fn readme_examples_are_real() {
     let explain = deployfit(&["explain", "examples/03-llama-70b-tensor-parallel.deploy"]);
     assert_eq!(trim(blocks[5]), trim(&stdout(&explain)));
 }
+
+/// Every command that writes to standard output, run with that pipe's reading end
+/// already closed (as `deployfit gpus M | head -1` closes it once it has its line): the
+/// command ends quietly, with exit 0 or the SIGPIPE status, and nothing on stderr.
+#[test]
+fn a_closed_pipe_ends_every_command_quietly() {
+    use std::process::{Command, Stdio};
+    let dir = scratch("closed_pipe");
+    let stdin_model = dir.join("config.json");
+    std::fs::write(
+        &stdin_model,
+        r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192}"#,
+    )
+    .unwrap();
+    let config = stdin_model.to_str().unwrap();
+    let commands: [&[&str]; 13] = [
+        &["gpus", "qwen3_8b"],
+        &["models"],
+        &["models", "--gpu", "rtx_4090"],
+        &["model", "qwen3_8b"],
+        &["check", "examples/"],
+        &["check", "examples/", "--format", "json"],
+        &["explain", "examples/02-glm4-32b-at-the-limit.deploy"],
+        &["solve", "examples/12-cheapest-gpu.deploy"],
+        &["matrix", "qwen3_8b"],
+        &["export", "examples/01-glm4-chat.deploy", "--deployment", "team_chat"],
+        &["report", "examples/02-glm4-32b-at-the-limit.deploy", "-o", "-"],
+        &["import", config],
+        &["hardware"],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_deployfit"))
+            .args(args)
+            .current_dir(common::root())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the deployfit binary runs");
+        // The reader goes away before the command has written anything.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let quiet_exit = output.status.code() == Some(0) || {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                output.status.signal() == Some(libc_sigpipe())
+            }
+            #[cfg(not(unix))]
+            false
+        };
+        assert!(
+            quiet_exit,
+            "deployfit {args:?}: {:?}, stderr: {stderr}",
+            output.status
+        );
+        assert!(stderr.is_empty(), "deployfit {args:?} wrote to stderr: {stderr}");
+    }
+}
+
+/// SIGPIPE's number (13 on Linux and the BSDs).
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}
