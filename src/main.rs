@@ -289,6 +289,15 @@ enum Deny {
 const EXIT_PROBLEMS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
+/// `eprintln!` for what deployfit tells the user on stderr: the text quotes paths, names
+/// and file contents, so hidden characters (controls, bidirectional formatting) are shown
+/// escaped ([`render::terminal_text`]), never sent raw to the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", render::terminal_text(&format!($($arg)*)))
+    };
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -430,7 +439,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            eprintln!("error: {message}");
+            // Messages quote what the user typed and what files hold: hidden characters
+            // are shown escaped, never sent raw to the terminal.
+            say!("error: {message}");
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -454,7 +465,7 @@ fn quiet_on_closed_pipe() {
 fn collect(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     let collected = files::collect(&paths).map_err(|e| e.to_string())?;
     for (path, reason) in &collected.skipped {
-        eprintln!("skipped `{}`: {reason}", path.display());
+        say!("skipped `{}`: {reason}", path.display());
     }
     Ok(collected.files)
 }
@@ -487,7 +498,7 @@ fn fixed_files(
         }
         let unchanged_on_disk = std::fs::read(path).is_ok_and(|bytes| bytes == text.as_bytes());
         if !unchanged_on_disk {
-            eprintln!(
+            say!(
                 "not fixing `{}`: it is not valid UTF-8, or it changed while being checked",
                 path.display()
             );
@@ -544,7 +555,7 @@ fn check(
                 .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
             count += applied;
         }
-        eprintln!(
+        say!(
             "fixed {count} issue{} in {} file{}",
             if count == 1 { "" } else { "s" },
             changes.len(),
@@ -605,6 +616,22 @@ fn check(
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
 }
 
+/// Whether two paths name one file: the same device and inode (so a hard link is caught),
+/// else the same canonical path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    matches!(
+        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+        (Ok(x), Ok(y)) if x == y
+    )
+}
+
 /// `deployfit report`: every deployment of the files explained, solved and checked (the
 /// same calls as `explain`, `solve` and `check`), the matrix of each model (as `matrix`
 /// computes it), rendered as one HTML page. Exit 0 once written, whatever the
@@ -613,19 +640,22 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
     use std::collections::BTreeMap;
     let top = top.max(1);
     let files = collect(paths)?;
-    // Never write the page over a file being reported on.
-    if let Ok(target) = std::fs::canonicalize(output)
-        && files
+    let mut workspace = Workspace::new();
+    let loaded = load_all(&mut workspace, &files)?;
+    // Never write the page over a file being reported on, or one it imports, whatever
+    // the name it is reached by (a symbolic or a hard link).
+    if output != Path::new("-")
+        && workspace
+            .user_paths()
             .iter()
-            .any(|f| std::fs::canonicalize(f).is_ok_and(|f| f == target))
+            .chain(&files)
+            .any(|input| same_file(output, input))
     {
         return Err(format!(
-            "`{}` is one of the files to report on; write the report to an .html file",
+            "`{}` is one of the files to report on (or one they import); write the report to an .html file",
             output.display()
         ));
     }
-    let mut workspace = Workspace::new();
-    let loaded = load_all(&mut workspace, &files)?;
     let mut reports = Vec::new();
     // Each model a deployment runs, with the files that use it and the formats.
     let mut models: BTreeMap<String, Vec<(deployfit_compiler::db::SourceFile, PathBuf)>> =
@@ -729,7 +759,7 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
     } else {
         std::fs::write(output, html.as_bytes())
             .map_err(|e| format!("cannot write `{}`: {e}", output.display()))?;
-        eprintln!(
+        say!(
             "wrote {}: {deployments} deployment{} from {} file{}",
             render::terminal_text(&output.display().to_string()),
             if deployments == 1 { "" } else { "s" },
@@ -1033,7 +1063,7 @@ fn export(path: &Path, deployment: &str, engine: Option<ExportEngine>) -> Result
         }
         Err(error) if error.usage => Err(format!("{} ({})", error.message, error.help)),
         Err(error) => {
-            eprintln!("error: {}\n  help: {}", error.message, error.help);
+            say!("error: {}\n  help: {}", error.message, error.help);
             Ok(EXIT_PROBLEMS)
         }
     }
@@ -1122,7 +1152,7 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
     };
     print!("{}", render::terminal_text(&text));
     if failed {
-        eprintln!("some deployments could not be evaluated; `deployfit check` says why");
+        say!("some deployments could not be evaluated; `deployfit check` says why");
     }
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
 }
@@ -1134,7 +1164,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
         let bytes =
             files::read(&path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
         let Ok(text) = String::from_utf8(bytes) else {
-            eprintln!("{}: not valid UTF-8; not formatted", path.display());
+            say!("{}: not valid UTF-8; not formatted", path.display());
             code = EXIT_PROBLEMS;
             continue;
         };
@@ -1152,7 +1182,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
             }
             Err(error) => {
                 let (line, column) = deployfit_compiler::span::line_col(&text, error.span.start);
-                eprintln!(
+                say!(
                     "{}:{line}:{column}: not formatted: {} (run `deployfit check` for details)",
                     path.display(),
                     error.message

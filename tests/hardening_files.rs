@@ -357,3 +357,275 @@ fn human_output_never_prints_control_characters_from_a_file() {
         "{shown}"
     );
 }
+
+/// A config.json of a small Llama-like model, for model folders written by the tests.
+#[cfg(unix)]
+const CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192}"#;
+
+/// Issue #32: model paths that are FIFOs (directly or inside a folder), a link to
+/// /dev/stdin (with standard input an open pipe, and a regular file), and 4 GiB sparse
+/// files: every command answers (a hang would be killed and fail the test) with the coded
+/// diagnostic `deploy::model::unreadable`, also when the file has a syntax error.
+#[cfg(unix)]
+#[test]
+fn model_paths_that_block_or_leak_are_refused_quickly_in_every_command() {
+    let dir = scratch("model_paths");
+    let fifo = |path: &Path| {
+        let status = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success());
+    };
+    fifo(&dir.join("pipe.json"));
+    fifo(&dir.join("pipe.gguf"));
+    fifo(&dir.join("pipe.safetensors"));
+    // Folders whose config, shard, index or lone .gguf is a FIFO.
+    for (folder, name) in [
+        ("fifo_config", "config.json"),
+        ("fifo_shard", "model.safetensors"),
+        ("fifo_index", "model.safetensors.index.json"),
+        ("fifo_gguf", "model.gguf"),
+    ] {
+        let sub = dir.join(folder);
+        std::fs::create_dir_all(&sub).unwrap();
+        if name != "config.json" && name != "model.gguf" {
+            std::fs::write(sub.join("config.json"), CONFIG).unwrap();
+        }
+        fifo(&sub.join(name));
+    }
+    std::os::unix::fs::symlink("/dev/stdin", dir.join("stdin.json")).unwrap();
+    std::os::unix::fs::symlink("/dev/fd/0", dir.join("fd0.gguf")).unwrap();
+    for sparse in ["big.json", "big.gguf", "big.safetensors"] {
+        let file = std::fs::File::create(dir.join(sparse)).unwrap();
+        file.set_len(4 << 30).unwrap();
+    }
+    let models = [
+        "./pipe.json",
+        "./pipe.gguf",
+        "./pipe.safetensors",
+        "./fifo_config",
+        "./fifo_shard",
+        "./fifo_index",
+        "./fifo_gguf",
+        "./stdin.json",
+        "./fd0.gguf",
+        "./big.json",
+        "./big.gguf",
+        "./big.safetensors",
+    ];
+    let limit = Duration::from_secs(20);
+    for (i, model) in models.iter().enumerate() {
+        // A deployment naming it, and a `model … from` declaration; the second file also
+        // has a syntax error (a file that does not parse still resolves its models).
+        let plain = format!("m{i}.deploy");
+        std::fs::write(
+            dir.join(&plain),
+            format!(
+                "// ünïcödé\ndeployment d {{\n    model = \"{model}\"\n    quant = Q4_K_M\n    gpu = rtx_4090\n}}\n"
+            ),
+        )
+        .unwrap();
+        let from = format!("f{i}.deploy");
+        std::fs::write(
+            dir.join(&from),
+            format!(
+                "model mine from \"{model}\" // é\ndeployment d {{\n    model = mine\n    quant = Q4_K_M\n    gpu = rtx_4090\n    = broken\n}}\n"
+            ),
+        )
+        .unwrap();
+        for file in [&plain, &from] {
+            let (output, _) =
+                common::deployfit_timed(&dir, &["check", "--format", "json", file], limit);
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{model}: {}",
+                stderr(&output)
+            );
+            let report = json(&output);
+            assert!(
+                codes(&report).contains(&"deploy::model::unreadable".to_string()),
+                "{model} ({file}): {report}"
+            );
+            for args in [
+                vec!["explain", file.as_str()],
+                vec!["solve", file.as_str()],
+                vec!["report", file.as_str(), "-o", "-"],
+            ] {
+                let (output, _) = common::deployfit_timed(&dir, &args, limit);
+                assert!(
+                    matches!(output.status.code(), Some(0..=2)),
+                    "{model} {args:?}: {:?} {}",
+                    output.status,
+                    stderr(&output)
+                );
+            }
+        }
+    }
+    // Standard input redirected from a regular file: /dev/stdin is still refused, and the
+    // file's contents never reach the output.
+    std::fs::write(dir.join("input.txt"), "{\"hidden_size\": \"hunter2\"}").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_deployfit"))
+        .args(["check", "--format", "json", "m7.deploy"])
+        .current_dir(&dir)
+        .stdin(std::fs::File::open(dir.join("input.txt")).unwrap())
+        .output()
+        .unwrap();
+    let text = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(text.contains("deploy::model::unreadable"), "{text}");
+    assert!(text.contains("/proc"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+/// Issue #32: a config.json (or any `.json` a model path names) whose field holds a
+/// string where a number belongs: the error names the field and the type it expects, and
+/// the value appears in no output of any command.
+#[cfg(unix)]
+#[test]
+fn a_value_from_a_file_that_is_not_a_model_is_never_printed() {
+    let dir = scratch("model_secret");
+    let secret = CONFIG.replace("\"hidden_size\": 4096", "\"hidden_size\": \"hunter2\"");
+    std::fs::create_dir_all(dir.join("folder")).unwrap();
+    std::fs::write(dir.join("folder/config.json"), &secret).unwrap();
+    std::fs::write(dir.join("secrets.json"), r#"{"num_hidden_layers": ["hunter2"], "hidden_size": 1, "vocab_size": 1, "num_attention_heads": 1, "tie_word_embeddings": "hunter2"}"#).unwrap();
+    for (name, model) in [("a.deploy", "./folder"), ("b.deploy", "./secrets.json")] {
+        std::fs::write(
+            dir.join(name),
+            format!("deployment d {{\n    model = \"{model}\"\n    quant = Q4_K_M\n    gpu = rtx_4090\n}}\n"),
+        )
+        .unwrap();
+        let mut outputs = Vec::new();
+        for format in [
+            "human", "json", "github", "sarif", "gitlab", "junit", "rdjson",
+        ] {
+            outputs.push(deployfit_in(&dir, &["check", "--format", format, name]));
+        }
+        outputs.push(deployfit_in(&dir, &["explain", name]));
+        outputs.push(deployfit_in(&dir, &["report", name, "-o", "-"]));
+        outputs.push(deployfit_in(&dir, &["import", model]));
+        outputs.push(deployfit_in(&dir, &["model", model]));
+        for output in &outputs {
+            let text = format!("{}{}", stdout(output), stderr(output));
+            assert!(!text.contains("hunter2"), "{model}: {text}");
+        }
+        let report = json(&deployfit_in(&dir, &["check", "--format", "json", name]));
+        let message = common::diagnostic(&report, "deploy::model::unreadable")["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            message.contains("is a string, expected a non-negative whole number")
+                || message.contains("is a list, expected a non-negative whole number"),
+            "{message}"
+        );
+    }
+}
+
+/// Issue #32: what artifact readers refuse as inconsistent, through the binary: more
+/// key/value heads than query heads, and a folder whose weights hold fewer values than
+/// its config uses per token (once shown as "40 total parameters, 8.03 B active").
+#[cfg(unix)]
+#[test]
+fn inconsistent_model_files_name_the_invariant_they_break() {
+    let dir = scratch("model_invariants");
+    std::fs::create_dir_all(dir.join("heads")).unwrap();
+    std::fs::write(
+        dir.join("heads/config.json"),
+        CONFIG.replace("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 64"),
+    )
+    .unwrap();
+    // A folder with the 8 B config and one safetensors file of 40 BF16 values.
+    std::fs::create_dir_all(dir.join("tiny")).unwrap();
+    std::fs::write(dir.join("tiny/config.json"), CONFIG).unwrap();
+    let header = r#"{"w":{"dtype":"BF16","shape":[40],"data_offsets":[0,80]}}"#;
+    let mut shard = (header.len() as u64).to_le_bytes().to_vec();
+    shard.extend_from_slice(header.as_bytes());
+    shard.extend_from_slice(&[0u8; 80]);
+    std::fs::write(dir.join("tiny/model.safetensors"), shard).unwrap();
+    for (folder, invariant) in [
+        ("./heads", "num_key_value_heads <= num_attention_heads"),
+        ("./tiny", "active parameters <= total parameters"),
+    ] {
+        std::fs::write(
+            dir.join("d.deploy"),
+            format!("deployment d {{\n    model = \"{folder}\"\n    quant = bf16\n    gpu = rtx_4090\n}}\n"),
+        )
+        .unwrap();
+        let report = json(&deployfit_in(
+            &dir,
+            &["check", "--format", "json", "d.deploy"],
+        ));
+        let message = common::diagnostic(&report, "deploy::model::unreadable")["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains(invariant), "{folder}: {message}");
+        let import = deployfit_in(&dir, &["import", folder]);
+        assert_eq!(import.status.code(), Some(2), "{folder}");
+        assert!(stderr(&import).contains(invariant), "{}", stderr(&import));
+    }
+}
+
+/// Issue #32: `import` writes what the language accepts, whatever the file holds (a
+/// right-to-left override in the architecture's name), and `model`'s errors escape it.
+#[test]
+fn import_output_always_parses_and_errors_escape_hidden_characters() {
+    let dir = scratch("import_hidden");
+    std::fs::create_dir_all(dir.join("m\u{202e}x")).unwrap();
+    std::fs::write(
+        dir.join("m\u{202e}x/config.json"),
+        CONFIG_ANY.replace(
+            "LlamaForCausalLM",
+            "Llama\u{202e}\u{200b}For\\u0007CausalLM",
+        ),
+    )
+    .unwrap();
+    let import = deployfit_in(&dir, &["import", "m\u{202e}x"]);
+    assert_eq!(import.status.code(), Some(0), "{}", stderr(&import));
+    let text = stdout(&import);
+    assert!(
+        !text.contains('\u{202e}') && !text.contains('\u{200b}'),
+        "{text}"
+    );
+    std::fs::write(dir.join("imported.deploy"), &text).unwrap();
+    let check = deployfit_in(&dir, &["check", "--format", "json", "imported.deploy"]);
+    assert_eq!(check.status.code(), Some(0), "{text}\n{}", stdout(&check));
+    let model = deployfit_in(&dir, &["model", "no\u{202e}such"]);
+    assert_eq!(model.status.code(), Some(2));
+    let err = stderr(&model);
+    assert!(!err.contains('\u{202e}'), "{err}");
+    assert!(err.contains("\\u{202e}"), "{err}");
+}
+
+/// The same config, for tests that run on any platform.
+const CONFIG_ANY: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192}"#;
+
+/// Issue #32: `report -o FILE` never writes over an input reached through a hard link.
+#[cfg(unix)]
+#[test]
+fn report_refuses_an_output_that_is_a_hard_link_to_an_input() {
+    let dir = scratch("report_hard_link");
+    let input = "deployment d {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n}\n";
+    std::fs::write(dir.join("in.deploy"), input).unwrap();
+    std::fs::write(
+        dir.join("main.deploy"),
+        "import \"lib.deploy\"\ndeployment e {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4090\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lib.deploy"), "rule r {\n    when = fits\n}\n").unwrap();
+    std::fs::hard_link(dir.join("in.deploy"), dir.join("page.html")).unwrap();
+    std::fs::hard_link(dir.join("lib.deploy"), dir.join("lib.html")).unwrap();
+    for (args, untouched) in [
+        (["report", "in.deploy", "-o", "page.html"], "in.deploy"),
+        (["report", "main.deploy", "-o", "lib.html"], "lib.deploy"),
+    ] {
+        let before = std::fs::read(dir.join(untouched)).unwrap();
+        let output = deployfit_in(&dir, &args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("one of the files to report on"));
+        assert_eq!(std::fs::read(dir.join(untouched)).unwrap(), before);
+    }
+}

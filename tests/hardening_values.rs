@@ -630,3 +630,50 @@ deployment huge {
         "{report}"
     );
 }
+
+/// Issue #32: every speculative field is bounded. A million drafted tokens once passed
+/// `check` with decode at 0.0 tok/s; now it is out of range, with the range named, and
+/// the largest allowed value still gives a decode speed above zero.
+#[test]
+fn speculative_fields_are_bounded() {
+    let deploy = |tokens: &str, acceptance: &str| {
+        format!(
+            "// é\ndeployment d {{\n    model = glm4_9b\n    quant = fp8\n    gpu = h100_sxm5\n    engine = vllm\n    speculative {{\n        method = eagle3\n        tokens = {tokens}\n        acceptance = {acceptance}\n    }}\n}}\n"
+        )
+    };
+    for (tokens, acceptance, field) in [
+        ("1000000", "60%", "tokens"),
+        ("17", "60%", "tokens"),
+        ("0", "60%", "tokens"),
+        ("4", "101%", "acceptance"),
+        ("4", "-1%", "acceptance"),
+    ] {
+        let dir = file(
+            "speculative_bounds",
+            "d.deploy",
+            &deploy(tokens, acceptance),
+        );
+        let output = deployfit_in(&dir, &["check", "--format", "json", "d.deploy"]);
+        assert_eq!(output.status.code(), Some(1), "{tokens} {acceptance}");
+        let report = json(&output);
+        let diag = common::diagnostic(&report, "deploy::field::out_of_range");
+        let message = diag["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("`{field}` must be")),
+            "{message}"
+        );
+        if field == "tokens" {
+            assert!(message.contains("from 1 to 16"), "{message}");
+        }
+    }
+    let dir = file("speculative_bounds_ok", "d.deploy", &deploy("16", "60%"));
+    let output = deployfit_in(&dir, &["check", "--format", "json", "d.deploy"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let report = json(&output);
+    // "291.6 tok/s": the figure as printed.
+    let decode = report["deployments"][0]["figures"]["decode_tps"]
+        .as_str()
+        .and_then(|v| v.strip_suffix(" tok/s"))
+        .and_then(|v| v.replace(',', "").parse::<f64>().ok());
+    assert!(decode.is_some_and(|v| v > 1.0), "{report}");
+}

@@ -496,3 +496,60 @@ fn stdlib_files_are_private_and_checked() {
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     let _ = std::fs::remove_dir_all(fallback.parent().unwrap());
 }
+
+/// Issue #32: a document whose model paths are a FIFO, a link to /dev/stdin (which, in the
+/// server, is the JSON-RPC stream) and a config holding a secret where a number belongs:
+/// the server publishes coded diagnostics without the secret, and answers a hover, inlay
+/// hints and symbols on that document (a hang is killed by the watchdog and fails).
+#[cfg(unix)]
+#[test]
+fn model_paths_that_block_or_leak_never_freeze_the_server() {
+    let dir = common::scratch("lsp_model_paths");
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/stdin", dir.join("stdin.json")).unwrap();
+    std::fs::create_dir_all(dir.join("secret")).unwrap();
+    std::fs::write(
+        dir.join("secret/config.json"),
+        r#"{"model_type": "llama", "hidden_size": "hunter2", "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}"#,
+    )
+    .unwrap();
+    let path = dir.join("models.deploy");
+    let text = "// café ☕\ndeployment a {\n    model = \"./pipe.json\"\n    quant = Q4_K_M\n    gpu = rtx_4090\n}\n\ndeployment b {\n    model = \"./stdin.json\"\n    quant = Q4_K_M\n    gpu = rtx_4090\n}\n\nmodel mine from \"./secret\"\n\ndeployment c {\n    model = mine\n    quant = Q4_K_M\n    gpu = rtx_4090\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let uri = uri_of(&path);
+    let mut session = Session::start();
+    let _watchdog = session.watchdog(Duration::from_secs(30));
+    let published = session.open(&uri, text);
+    let unreadable = published
+        .iter()
+        .filter(|d| d["code"] == "deploy::model::unreadable")
+        .count();
+    assert_eq!(unreadable, 3, "{published:?}");
+    assert!(
+        !serde_json::to_string(&published)
+            .unwrap()
+            .contains("hunter2"),
+        "{published:?}"
+    );
+    let started = Instant::now();
+    let hover = session.request("textDocument/hover", at(&uri, 2, 16));
+    assert!(hover.is_object() || hover.is_null(), "{hover}");
+    let document = json!({ "textDocument": { "uri": uri } });
+    let symbols = session.request("textDocument/documentSymbol", document.clone());
+    assert!(symbols.is_array(), "{symbols}");
+    let mut range = document.clone();
+    range["range"] =
+        json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 20, "character": 0 } });
+    let hints = session.request("textDocument/inlayHint", range);
+    assert!(hints.is_array() || hints.is_null(), "{hints}");
+    eprintln!(
+        "hover, symbols and hints answered in {:?}",
+        started.elapsed()
+    );
+    session.assert_alive();
+    session.finish();
+}

@@ -104,7 +104,8 @@ impl<'a> Cfg<'a> {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
             Some(v) => Err(ArtifactError::Malformed(format!(
-                "config.json `{key}` is {v}, expected true or false"
+                "config.json `{key}` is {}, expected true or false",
+                json_kind(v)
             ))),
         }
     }
@@ -114,15 +115,31 @@ impl<'a> Cfg<'a> {
     }
 }
 
+/// What a JSON value is, in words, for an error: never the value itself (a file that fails
+/// to read as a model may be any JSON file, secrets included).
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "true or false",
+        Value::Number(n) if n.is_f64() => "a number with a fraction",
+        Value::Number(n) if n.is_i64() => "a negative number",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
 fn dim_value(key: &str, v: &Value) -> Result<u64, ArtifactError> {
     let n = v.as_u64().ok_or_else(|| {
         ArtifactError::Malformed(format!(
-            "config.json `{key}` is {v}, expected a non-negative whole number"
+            "config.json `{key}` is {}, expected a non-negative whole number",
+            json_kind(v)
         ))
     })?;
     if n > MAX_DIM {
         return Err(ArtifactError::TooLarge(format!(
-            "config.json `{key}` = {n} is over the bound 2^40; is the file a model config?"
+            "config.json `{key}` is over the bound 2^40; is the file a model config?"
         )));
     }
     Ok(n)
@@ -222,7 +239,7 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
     }
     if layers > MAX_LAYERS {
         return Err(ArtifactError::TooLarge(format!(
-            "config.json num_hidden_layers = {layers} is over the bound {MAX_LAYERS}"
+            "config.json num_hidden_layers is over the bound {MAX_LAYERS}"
         )));
     }
     let kv_heads = cfg.dim("num_key_value_heads")?.unwrap_or(heads);
@@ -237,10 +254,11 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
         Some(d) if !is_mla => d,
         _ => {
             if hidden % heads != 0 && !is_mla {
-                return Err(ArtifactError::Missing(format!(
-                    "config.json has no `head_dim` and hidden_size {hidden} is not a multiple of \
-                     num_attention_heads {heads}; add head_dim"
-                )));
+                return Err(ArtifactError::Missing(
+                    "config.json has no `head_dim` and hidden_size is not a multiple of \
+                     num_attention_heads; add head_dim"
+                        .to_string(),
+                ));
             }
             hidden / heads
         }
@@ -661,10 +679,11 @@ fn moe_block(
     };
     if let Some(m) = &moe {
         if m.active > m.experts || m.active == 0 {
-            return Err(ArtifactError::Malformed(format!(
-                "config.json routes {} of {} experts per token; fix num_experts_per_tok",
-                m.active, m.experts
-            )));
+            return Err(ArtifactError::Malformed(
+                "config.json routes more experts per token than it has, or none \
+                 (num_experts_per_tok must be 1 to the number of experts); fix the file"
+                    .to_string(),
+            ));
         }
         notes.push(format!(
             "MoE: {} of {} layers sparse, expert FFN size {}{}",
@@ -697,7 +716,7 @@ fn index_list(cfg: &Cfg, key: &str, layers: u64) -> Result<Vec<u64>, ArtifactErr
                     let i = dim_value(key, v)?;
                     if i >= layers {
                         return Err(ArtifactError::Malformed(format!(
-                            "config.json `{key}` names layer {i}, but there are {layers}"
+                            "config.json `{key}` names a layer past the last one"
                         )));
                     }
                     Ok(i)
@@ -705,7 +724,8 @@ fn index_list(cfg: &Cfg, key: &str, layers: u64) -> Result<Vec<u64>, ArtifactErr
                 .collect()
         }
         Some(v) => Err(ArtifactError::Malformed(format!(
-            "config.json `{key}` is {v}, expected a list of layer indices"
+            "config.json `{key}` is {}, expected a list of layer indices",
+            json_kind(v)
         ))),
     }
 }
@@ -769,10 +789,11 @@ fn sliding(
         None => None,
         Some(Value::Array(items)) => {
             if items.len() as u64 != layers {
-                return Err(ArtifactError::Malformed(format!(
-                    "config.json `layer_types` has {} entries for {layers} layers",
-                    items.len()
-                )));
+                return Err(ArtifactError::Malformed(
+                    "config.json `layer_types` has not one entry per layer \
+                     (num_hidden_layers); fix the file"
+                        .to_string(),
+                ));
             }
             let mut local = 0u64;
             for t in items {

@@ -8,11 +8,12 @@
 
 mod config;
 mod error;
+pub mod file;
 mod gguf;
 mod safetensors;
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::Path;
 
 pub use config::{MAX_CONFIG_BYTES, MAX_DIM, MAX_LAYERS, from_config_json};
@@ -126,8 +127,11 @@ pub const MAX_FOLDER_ENTRIES: usize = 100_000;
 pub fn detect(path: &Path) -> Result<Artifact, ArtifactError> {
     let shown = path.display().to_string();
     let meta = std::fs::metadata(path)
-        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot open ({e}); check the path")))?;
+        .map_err(|e| file_error(&shown, file::FileError::Io(file::io_words(&e))))?;
     if meta.is_dir() {
+        if file::leads_into_system(path) {
+            return Err(file_error(&shown, file::FileError::System));
+        }
         return Ok(Artifact::Folder);
     }
     let name = path
@@ -151,8 +155,59 @@ pub fn detect(path: &Path) -> Result<Artifact, ArtifactError> {
     }
 }
 
-/// Read an artifact: dispatch by file name, or by folder contents.
+/// Stored dtypes that pack several weights into one element (AWQ and GPTQ `I32`,
+/// bitsandbytes `U8`), so that their element count is not a parameter count.
+const PACKED_DTYPES: [&str; 3] = ["I32", "U32", "U8"];
+
+/// The invariants every architecture read from a file keeps; the first that fails, named.
+/// A file that breaks one is not a model deployfit can size (a truncated or hand-edited
+/// config, weights from another model).
+fn check_invariants(shown: &str, arch: &Architecture) -> Result<(), ArtifactError> {
+    let broken = |invariant: &str| {
+        Err(ArtifactError::Malformed(format!(
+            "{shown}: the file breaks the invariant {invariant}; fix the file or declare the \
+             model's fields by hand"
+        )))
+    };
+    let over = |a: Option<u64>, b: Option<u64>| matches!((a, b), (Some(a), Some(b)) if a > b);
+    if over(arch.active_params, arch.params) {
+        return broken("active parameters <= total parameters");
+    }
+    if over(arch.kv_heads, arch.heads) {
+        return broken("num_key_value_heads <= num_attention_heads");
+    }
+    if let (Some(heads), Some(kv)) = (arch.heads, arch.kv_heads)
+        && kv > 0
+        && heads % kv != 0
+    {
+        return broken("num_attention_heads is a multiple of num_key_value_heads");
+    }
+    if over(arch.experts_active, arch.experts) {
+        return broken("experts per token <= experts");
+    }
+    if over(arch.local_layers, arch.layers) {
+        return broken("sliding-window layers <= layers");
+    }
+    if over(arch.linear_layers, arch.layers) {
+        return broken("linear-attention layers <= layers");
+    }
+    if arch.params == Some(0) {
+        return broken("parameters > 0");
+    }
+    Ok(())
+}
+
+/// Read an artifact: dispatch by file name, or by folder contents. What is read keeps the
+/// invariants of [`check_invariants`] (active <= total parameters, key/value heads <= query
+/// heads, ...), or is refused with the one it breaks.
 pub fn read(path: &Path) -> Result<Architecture, ArtifactError> {
+    let shown = path.display().to_string();
+    let arch = read_unchecked(path)?;
+    check_invariants(&shown, &arch)?;
+    Ok(arch)
+}
+
+fn read_unchecked(path: &Path) -> Result<Architecture, ArtifactError> {
     let shown = path.display().to_string();
     match detect(path)? {
         Artifact::ConfigJson => {
@@ -169,37 +224,30 @@ pub fn read(path: &Path) -> Result<Architecture, ArtifactError> {
     }
 }
 
+fn file_error(shown: &str, error: file::FileError) -> ArtifactError {
+    match error {
+        file::FileError::TooLarge { size, limit } => ArtifactError::TooLarge(format!(
+            "{shown}: {size} bytes, over the {limit}-byte bound for this kind of file; \
+             is it the right file?"
+        )),
+        other => ArtifactError::Io(format!("{shown}: cannot read: {other}; check the path")),
+    }
+}
+
+/// Opens a model file through [`file::open_regular`]: regular files only, never a FIFO,
+/// device or a link into /proc.
 fn open(path: &Path) -> Result<(File, u64), ArtifactError> {
-    let shown = path.display();
-    let file = File::open(path)
-        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot open ({e}); check the path")))?;
-    let len = file
-        .metadata()
-        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot stat ({e})")))?
-        .len();
-    Ok((file, len))
+    let shown = path.display().to_string();
+    file::open_regular(path).map_err(|e| file_error(&shown, e))
 }
 
 /// Read a whole text file of at most `limit` bytes.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, ArtifactError> {
-    let shown = path.display();
-    let (file, len) = open(path)?;
-    if len > limit {
-        return Err(ArtifactError::TooLarge(format!(
-            "{shown}: {len} bytes, over the {limit}-byte bound for this kind of file; \
-             is it the right file?"
-        )));
-    }
-    let mut text = String::new();
-    file.take(limit + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot read as UTF-8 text ({e})")))?;
-    if text.len() as u64 > limit {
-        return Err(ArtifactError::TooLarge(format!(
-            "{shown}: over the {limit}-byte bound"
-        )));
-    }
-    Ok(text)
+    let shown = path.display().to_string();
+    let bytes = file::read_bytes(path, limit).map_err(|e| file_error(&shown, e))?;
+    String::from_utf8(bytes).map_err(|_| {
+        ArtifactError::Malformed(format!("{shown}: not UTF-8 text; is it the right file?"))
+    })
 }
 
 pub(crate) fn read_safetensors_file(path: &Path) -> Result<Architecture, ArtifactError> {
@@ -219,12 +267,20 @@ fn read_gguf_file(path: &Path) -> Result<Architecture, ArtifactError> {
 /// when there is no config.json.
 fn read_folder(dir: &Path) -> Result<Architecture, ArtifactError> {
     let shown = dir.display().to_string();
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| ArtifactError::Io(format!("{shown}: cannot list the folder ({e})")))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        ArtifactError::Io(format!(
+            "{shown}: cannot list the folder ({})",
+            file::io_words(&e)
+        ))
+    })?;
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry
-            .map_err(|e| ArtifactError::Io(format!("{shown}: cannot list the folder ({e})")))?;
+        let entry = entry.map_err(|e| {
+            ArtifactError::Io(format!(
+                "{shown}: cannot list the folder ({})",
+                file::io_words(&e)
+            ))
+        })?;
         if names.len() >= MAX_FOLDER_ENTRIES {
             return Err(ArtifactError::TooLarge(format!(
                 "{shown}: more than {MAX_FOLDER_ENTRIES} entries; point at the config.json instead"
@@ -269,18 +325,41 @@ fn read_folder(dir: &Path) -> Result<Architecture, ArtifactError> {
         let mut arch = read(&dir.join("config.json"))?;
         if let Some(w) = weights_arch {
             arch.source = format!("{} + {}", arch.source, w.source);
-            if let (Some(from_config), Some(from_files)) = (arch.params, w.params)
-                && from_config != from_files
-            {
-                arch.notes.push(format!(
-                    "config.json counts {from_config} parameters, the safetensors files hold \
-                         {from_files} elements; the files' figure is kept (quantized/packed \
-                         tensors, extra modules such as MTP or a vision tower, or a config that \
-                         does not match the weights)"
-                ));
-            }
-            if w.params.is_some() {
-                arch.params = w.params;
+            // Packed integer dtypes hold several weights per element (AWQ/GPTQ in I32,
+            // bitsandbytes in U8): their element count is not a parameter count.
+            let packed = w.weights.as_ref().is_some_and(|w| {
+                w.by_dtype
+                    .iter()
+                    .any(|d| PACKED_DTYPES.contains(&d.dtype.as_str()))
+            });
+            match (arch.params, w.params) {
+                (Some(from_config), Some(from_files)) if from_config != from_files => {
+                    let active = arch.active_params.unwrap_or(from_config);
+                    if from_files >= active {
+                        arch.notes.push(format!(
+                            "config.json counts {from_config} parameters, the safetensors files \
+                             hold {from_files} elements; the files' figure is kept (extra \
+                             modules such as MTP or a vision tower, or a config that does not \
+                             match the weights)"
+                        ));
+                        arch.params = Some(from_files);
+                    } else if packed {
+                        arch.notes.push(format!(
+                            "the safetensors files store packed tensors ({from_files} \
+                             elements) for config.json's {from_config} parameters; the \
+                             config's count is kept"
+                        ));
+                    } else {
+                        return Err(ArtifactError::Malformed(format!(
+                            "{shown}: the safetensors files hold fewer weights than config.json \
+                             uses for each token (invariant: active parameters <= total \
+                             parameters): the weights and the config do not belong together; \
+                             point `model` at a folder whose config.json matches its weights"
+                        )));
+                    }
+                }
+                (None, Some(from_files)) => arch.params = Some(from_files),
+                _ => {}
             }
             arch.weights = w.weights;
             arch.notes.extend(w.notes);

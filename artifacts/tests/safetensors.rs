@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use deployfit_artifacts::{
-    Artifact, detect, from_safetensors_header, from_safetensors_index, read,
+    Artifact, detect, from_config_json, from_safetensors_header, from_safetensors_index, read,
 };
 
 /// (name, dtype, shape, bytes per element ×8 i.e. bits)
@@ -254,16 +254,35 @@ fn folder_combines_config_and_weights() {
     let (a, da) = write_safetensors(SHARD_A);
     std::fs::write(dir.0.join("model.safetensors"), &a).unwrap();
     assert_eq!(detect(&dir.0).unwrap(), Artifact::Folder);
+    // the config counts 2*100*16 + 16 + 2*(3*16*16 + 3*16*32 + 2*16) = 7_888 (q, o: 16x16;
+    // k+v: 16x16 together) and uses all of them per token; the file holds 1_872 elements:
+    // fewer weights than one token uses, so the two do not belong together (once read as
+    // "1872 total parameters, 7888 active").
+    let e = read(&dir.0).unwrap_err();
+    assert_eq!(e.kind(), "malformed", "{e}");
+    assert!(
+        e.message()
+            .contains("invariant: active parameters <= total parameters"),
+        "{e}"
+    );
+    // A smaller config (1 layer, FFN size 8, tied embeddings, vocab 10): 10*16 + 16 +
+    // (768 + 3*16*8 + 32) = 1_360 parameters; the file's 1_872 elements are more (extra
+    // modules): the files' figure wins, with a note.
+    let small = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama",
+      "hidden_size":16,"intermediate_size":8,"num_hidden_layers":1,"num_attention_heads":4,
+      "num_key_value_heads":2,"vocab_size":10,"max_position_embeddings":4096,
+      "tie_word_embeddings":true}"#;
+    assert_eq!(from_config_json(small).unwrap().params, Some(1360));
+    std::fs::write(dir.0.join("config.json"), small).unwrap();
     let arch = read(&dir.0).unwrap();
     assert_eq!(arch.model_type.as_deref(), Some("llama"));
     assert_eq!(arch.kv_heads, Some(2));
     assert_eq!(arch.max_context, Some(4096));
     assert_eq!(arch.weights.as_ref().unwrap().total_bytes, da);
-    // the config counts 2*100*16 + 16 + 2*(3*16*16 + 3*16*32 + 2*16) = 7_888 (q, o: 16x16;
-    // k+v: 16x16 together); the file holds 1_872 elements: the files' figure wins, with a note
     assert_eq!(arch.params, Some(1872));
+    assert!(arch.active_params <= arch.params);
     assert!(
-        arch.notes.iter().any(|n| n.contains("7888")),
+        arch.notes.iter().any(|n| n.contains("1360")),
         "{:?}",
         arch.notes
     );

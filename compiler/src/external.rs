@@ -141,17 +141,38 @@ fn hub_cache() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/huggingface/hub"))
 }
 
-/// A string literal in `.deploy` syntax.
+/// Whether a character is one the language refuses in source text (and a terminal would
+/// hide or reorder): controls other than newline, zero-width and bidirectional formatting.
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Text from a file made safe to write into generated source: each hidden character as
+/// `<U+202E>` (the language has no escape for it, and refuses it raw).
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hidden(c) {
+            let _ = write!(out, "<U+{:04X}>", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A string literal in `.deploy` syntax: quotes, backslashes, braces and newlines escaped,
+/// hidden characters spelled out ([`visible`]).
 fn quoted(text: &str) -> String {
     let mut out = String::from("\"");
-    for c in text.chars() {
+    for c in visible(text).chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '{' => out.push_str("\\{"),
             '}' => out.push_str("\\}"),
             '\n' => out.push_str("\\n"),
-            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -328,8 +349,10 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         f.text("released", date);
     }
     format!(
-        "/// {written} (resolved by deployfit from its model registry)\n// source: {REGISTRY_SOURCE}, row {}\nmodel {name} {{\n{}}}\n",
-        r.id, f.0
+        "/// {} (resolved by deployfit from its model registry)\n// source: {REGISTRY_SOURCE}, row {}\nmodel {name} {{\n{}}}\n",
+        visible(written).replace('\n', " "),
+        visible(r.id).replace('\n', " "),
+        f.0
     )
 }
 
@@ -444,8 +467,9 @@ fn artifact_declaration(
         );
     }
     format!(
-        "/// {written} (read by deployfit from the file)\n// source: {}\nmodel {name} {{\n{}}}\n",
-        path.display().to_string().replace(['\n', '\r'], " "),
+        "/// {} (read by deployfit from the file)\n// source: {}\nmodel {name} {{\n{}}}\n",
+        visible(written).replace('\n', " "),
+        visible(&path.display().to_string()).replace('\n', " "),
         f.0
     )
 }

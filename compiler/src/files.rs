@@ -7,8 +7,9 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use deployfit_artifacts::file::kind_of;
 
 /// The largest file deployfit reads: 32 MiB, far above any real deployment file
 /// (the stdlib is under 100 KB), small enough to check in a few seconds.
@@ -49,56 +50,12 @@ impl fmt::Display for ReadError {
 
 /// An I/O error in words, without Rust's `(os error N)`.
 fn io(error: &std::io::Error) -> ReadError {
-    use std::io::ErrorKind;
-    ReadError::Io(match error.kind() {
-        ErrorKind::NotFound => "no such file".to_string(),
-        ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => {
-            let text = error.to_string();
-            match text.find(" (os error") {
-                Some(at) => text[..at].to_string(),
-                None => text,
-            }
-        }
-    })
+    ReadError::Io(deployfit_artifacts::file::io_words(error))
 }
 
 /// Whether a path names a `.deploy` file (by its extension).
 pub fn is_deploy_path(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == EXTENSION)
-}
-
-fn kind_of(file_type: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO";
-        }
-        if file_type.is_char_device() || file_type.is_block_device() {
-            return "a device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
-
-/// Opens without blocking: opening a FIFO for reading otherwise waits for a writer.
-fn open(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
 }
 
 /// The bytes of a regular `.deploy` file of at most [`MAX_FILE_BYTES`].
@@ -109,31 +66,17 @@ pub fn read(path: &Path) -> Result<Vec<u8>, ReadError> {
     read_regular(path)
 }
 
-/// The bytes of a regular file of at most [`MAX_FILE_BYTES`], whatever its name.
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`], whatever its name, read
+/// through the one opener of user files ([`deployfit_artifacts::file`]): the same rules
+/// as every model artifact.
 fn read_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
-    // Checked before opening (so a FIFO is never opened) and again on the open file
-    // (so a file swapped in between is caught too).
-    let meta = std::fs::metadata(path).map_err(|e| io(&e))?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(kind_of(&meta.file_type())));
-    }
-    let file = open(path).map_err(|e| io(&e))?;
-    let meta = file.metadata().map_err(|e| io(&e))?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(kind_of(&meta.file_type())));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // `take` bounds a file that grows while it is read.
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io(&e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(ReadError::TooLarge(bytes.len() as u64));
-    }
-    Ok(bytes)
+    use deployfit_artifacts::file::{FileError, read_bytes};
+    read_bytes(path, MAX_FILE_BYTES).map_err(|e| match e {
+        FileError::NotRegular(kind) => ReadError::NotRegular(kind),
+        FileError::System => ReadError::NotRegular("a link into /proc or /sys"),
+        FileError::TooLarge { size, .. } => ReadError::TooLarge(size),
+        FileError::Io(words) => ReadError::Io(words),
+    })
 }
 
 /// What [`collect`] found: the files to read, in order, and what it passed over.

@@ -137,6 +137,11 @@ impl Workspace {
             .copied()
     }
 
+    /// The paths of every loaded user file: those given and those they import.
+    pub fn user_paths(&self) -> Vec<PathBuf> {
+        self.db.project().files(&self.db).keys().cloned().collect()
+    }
+
     /// Sets the text of a user file, creating it when new. Only the changed input is
     /// invalidated; salsa re-runs what depends on it.
     pub fn set_file(&mut self, path: &Path, text: String) -> SourceFile {

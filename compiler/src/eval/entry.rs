@@ -867,7 +867,7 @@ fn check_range<'db>(
     let loc = Loc::Decl(owner, field.value.span);
     let value = q.value();
     let shown = || Value::Q(q).display();
-    if let Valid::Whole { min } = spec.valid {
+    if let Valid::Whole { min, .. } = spec.valid {
         let whole = match q.num {
             crate::units::Num::Int(_) => true,
             crate::units::Num::Real(v) => v.fract() == 0.0,

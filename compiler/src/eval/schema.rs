@@ -89,9 +89,11 @@ pub enum Valid {
     NonNegative,
     /// Greater than 0 and at most this (bits per weight).
     UpTo(f64),
-    /// A whole number from `min` to [`MAX_COUNT`] (layers, heads, sequences, GPUs).
+    /// A whole number from `min` to `max` (layers, heads, sequences, GPUs: up to
+    /// [`MAX_COUNT`]; drafted tokens: up to [`MAX_DRAFT_TOKENS`]).
     Whole {
         min: i128,
+        max: i128,
     },
     /// 1 or more (a power usage effectiveness).
     AtLeastOne,
@@ -118,7 +120,7 @@ impl Valid {
             Valid::Positive => value > 0.0,
             Valid::NonNegative => value >= 0.0,
             Valid::UpTo(max) => value > 0.0 && value <= max,
-            Valid::Whole { min } => value >= min as f64 && value <= MAX_COUNT as f64,
+            Valid::Whole { min, max } => value >= min as f64 && value <= max as f64,
             Valid::AtLeastOne => value >= 1.0,
             Valid::Share => value > 0.0 && value <= 1.0,
             Valid::ShareOrZero => (0.0..=1.0).contains(&value),
@@ -133,9 +135,9 @@ impl Valid {
             Valid::Positive => "greater than 0".into(),
             Valid::NonNegative => "0 or more".into(),
             Valid::UpTo(max) => format!("greater than 0 and at most {max}"),
-            Valid::Whole { min } => format!(
+            Valid::Whole { min, max } => format!(
                 "a whole number from {min} to {}",
-                crate::units::Quantity::number(crate::units::Num::Int(MAX_COUNT)).display()
+                crate::units::Quantity::number(crate::units::Num::Int(max)).display()
             ),
             Valid::AtLeastOne => "1 or more".into(),
             Valid::Share => "above 0% and at most 100%".into(),
@@ -477,7 +479,7 @@ const GPU: &[FieldSpec] = &[
         FieldTy::Number,
         "streaming multiprocessors (NVIDIA), compute units (AMD) or Xe-cores (Intel)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("boost_clock_mhz", FieldTy::Number, "boost clock in MHz").valid(Valid::Positive),
     f("memory", FieldTy::Q(Dim::BYTES), "memory per GPU").valid(Valid::Positive),
     f("bandwidth", FieldTy::Q(Dim::BANDWIDTH), "memory bandwidth").valid(Valid::Positive),
@@ -535,7 +537,7 @@ const GPU: &[FieldSpec] = &[
         FieldTy::Number,
         "GPUs in one server sharing the `interconnect` (an HGX/DGX board: 8); a tensor-parallel group larger than this crosses `node_link`",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "node_link",
         FieldTy::Q(Dim::BANDWIDTH),
@@ -569,58 +571,58 @@ const MODEL: &[FieldSpec] = &[
         "parameters used per token (MoE)",
     )
     .valid(Valid::Positive),
-    f("layers", FieldTy::Number, "transformer layers").valid(Valid::Whole { min: 1 }),
-    f("hidden", FieldTy::Number, "hidden size").valid(Valid::Whole { min: 1 }),
-    f("intermediate", FieldTy::Number, "MLP intermediate size").valid(Valid::Whole { min: 1 }),
-    f("heads", FieldTy::Number, "attention heads").valid(Valid::Whole { min: 1 }),
-    f("kv_heads", FieldTy::Number, "key/value heads").valid(Valid::Whole { min: 1 }),
-    f("head_dim", FieldTy::Number, "dimension per head").valid(Valid::Whole { min: 1 }),
-    f("vocab", FieldTy::Number, "vocabulary size").valid(Valid::Whole { min: 1 }),
+    f("layers", FieldTy::Number, "transformer layers").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("hidden", FieldTy::Number, "hidden size").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("intermediate", FieldTy::Number, "MLP intermediate size").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("heads", FieldTy::Number, "attention heads").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("kv_heads", FieldTy::Number, "key/value heads").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("head_dim", FieldTy::Number, "dimension per head").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("vocab", FieldTy::Number, "vocabulary size").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "max_context",
         FieldTy::Q(Dim::TOKENS),
         "trained context window",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("attention", FieldTy::Symbol(ATTENTION), "attention kind"),
     f(
         "window",
         FieldTy::Q(Dim::TOKENS),
         "sliding window of local layers",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "local_layers",
         FieldTy::Number,
         "layers with sliding-window attention",
     )
-    .valid(Valid::Whole { min: 0 }),
+    .valid(Valid::Whole { min: 0, max: MAX_COUNT }),
     f(
         "linear_layers",
         FieldTy::Number,
         "layers with linear attention (Gated DeltaNet, Mamba): a fixed state per sequence instead of a KV cache per token",
     )
-    .valid(Valid::Whole { min: 0 }),
+    .valid(Valid::Whole { min: 0, max: MAX_COUNT }),
     f(
         "linear_state",
         FieldTy::Q(Dim::BYTES),
         "bytes of one linear-attention layer's state per sequence (recurrent and convolution state)",
     )
     .valid(Valid::Positive),
-    f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank").valid(Valid::Whole { min: 1 }),
+    f("kv_lora_rank", FieldTy::Number, "MLA compressed KV rank").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "qk_rope_dim",
         FieldTy::Number,
         "MLA decoupled RoPE dimension",
     )
-    .valid(Valid::Whole { min: 0 }),
-    f("experts", FieldTy::Number, "MoE experts").valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 0, max: MAX_COUNT }),
+    f("experts", FieldTy::Number, "MoE experts").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "experts_active",
         FieldTy::Number,
         "MoE experts used per token",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("files", FieldTy::Block, "exact artifact sizes per quant"),
     f(
         "default_quant",
@@ -683,13 +685,13 @@ const QUANT: &[FieldSpec] = &[
         FieldTy::Number,
         "vLLM stores this format's expert matrices with the hidden size padded to a multiple of this (its MoE kernel's layout)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "vllm_expert_align_width",
         FieldTy::Number,
         "vLLM stores this format's expert matrices with each GPU's share of an expert's FFN width padded to a multiple of this",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "tgi_quantize",
         FieldTy::Str,
@@ -713,7 +715,7 @@ const QUANT: &[FieldSpec] = &[
         FieldTy::Number,
         "weights per quantization group (`mlx_lm.convert --q-group-size`)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
 ];
 
 const KV: &[FieldSpec] = &[
@@ -908,13 +910,13 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Number,
         "the token budget of one engine step (max_num_batched_tokens: decodes and prompt chunks together; the startup profiling pass) on GPUs with at least `batched_tokens_memory`; default 8192",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "batched_tokens_small",
         FieldTy::Number,
         "engine memory: tokens of the profiling pass on GPUs with less than `batched_tokens_memory` (default `batched_tokens`)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "batched_tokens_memory",
         FieldTy::Q(Dim::BYTES),
@@ -931,13 +933,13 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Number,
         "engine memory: the engine's default max_num_seqs on GPUs with at least `batched_tokens_memory`; its sampler pass covers max(seqs, this) logits rows",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "profile_seqs_small",
         FieldTy::Number,
         "engine memory: the default max_num_seqs on GPUs with less than `batched_tokens_memory` (default `profile_seqs`)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "sampler_per_logit",
         FieldTy::Q(Dim::BYTES),
@@ -985,7 +987,10 @@ const HOST: &[FieldSpec] = &[
         "host-to-GPU bandwidth per direction",
     )
     .valid(Valid::Positive),
-    f("cores", FieldTy::Number, "CPU cores").valid(Valid::Whole { min: 1 }),
+    f("cores", FieldTy::Number, "CPU cores").valid(Valid::Whole {
+        min: 1,
+        max: MAX_COUNT,
+    }),
 ];
 
 /// What a cloud rents: whole instances of `gpus` GPUs at an hourly price
@@ -999,7 +1004,10 @@ const OFFER: &[FieldSpec] = &[
         FieldTy::Ref(DeclKind::Gpu),
         "the catalog GPU it carries",
     ),
-    f("gpus", FieldTy::Number, "GPUs per instance").valid(Valid::Whole { min: 1 }),
+    f("gpus", FieldTy::Number, "GPUs per instance").valid(Valid::Whole {
+        min: 1,
+        max: MAX_COUNT,
+    }),
     f(
         "price",
         FieldTy::Q(Dim::HOURLY),
@@ -1059,18 +1067,18 @@ const RULE: &[FieldSpec] = &[
 const DEPLOYMENT: &[FieldSpec] = &[
     f("model", FieldTy::Ref(DeclKind::Model), "the model served"),
     f("quant", FieldTy::Ref(DeclKind::Quant), "weight format"),
-    f("context", FieldTy::Q(Dim::TOKENS), "tokens per sequence").valid(Valid::Whole { min: 1 }),
-    f("seqs", FieldTy::Number, "concurrent sequences").valid(Valid::Whole { min: 1 }),
+    f("context", FieldTy::Q(Dim::TOKENS), "tokens per sequence").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f("seqs", FieldTy::Number, "concurrent sequences").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("kv_cache", FieldTy::Ref(DeclKind::Kv), "KV-cache dtype"),
     f("engine", FieldTy::Ref(DeclKind::Engine), "serving engine"),
     f("gpu", FieldTy::Ref(DeclKind::Gpu), "GPU"),
-    f("count", FieldTy::Number, "tensor-parallel GPUs per replica").valid(Valid::Whole { min: 1 }),
+    f("count", FieldTy::Number, "tensor-parallel GPUs per replica").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "pipeline",
         FieldTy::Number,
         "pipeline-parallel stages, each of `count` GPUs holding its share of the layers: a replica uses `count × pipeline` GPUs (default 1)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "expert_parallel",
         FieldTy::Symbol(BOOLEANS),
@@ -1081,7 +1089,7 @@ const DEPLOYMENT: &[FieldSpec] = &[
         FieldTy::Block,
         "speculative decoding: method, tokens, acceptance, draft",
     ),
-    f("replicas", FieldTy::Number, "copies of the deployment").valid(Valid::Whole { min: 1 }),
+    f("replicas", FieldTy::Number, "copies of the deployment").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "memory_utilization",
         FieldTy::Ratio,
@@ -1120,7 +1128,7 @@ const DEPLOYMENT: &[FieldSpec] = &[
         FieldTy::Number,
         "override of the serving engine's token budget per step (vLLM `--max-num-batched-tokens`, TGI `--max-batch-prefill-tokens`, LMDeploy `--max-prefill-token-num`): prompt chunks and decodes together, and its startup profiling pass",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "allow",
         FieldTy::RefList(DeclKind::Rule),
@@ -1183,13 +1191,19 @@ pub const WORKLOAD: &[FieldSpec] = &[
         FieldTy::Number,
         "requests sent at once (a benchmark's `--request-rate inf`): throughput and latencies include their queueing behind `seqs`",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "lengths",
         FieldTy::Symbol(LENGTHS),
         "`fixed`: every request has `prompt` and `output` tokens (default); `varied`: exponentially distributed around them, as in chat traces",
     ),
 ];
+
+/// The most tokens a drafter may propose per step (`speculative { tokens }`): engines
+/// document 1 to about 10 (vLLM's EAGLE and n-gram examples use 2 to 5; SGLang's
+/// `--speculative-num-draft-tokens` defaults to 4); past 16 each step verifies tokens that
+/// are almost never all accepted, and a larger value is a typo, not a set-up.
+pub const MAX_DRAFT_TOKENS: i128 = 16;
 
 /// `speculative { ... }` in a deployment (docs/calibration-serving.md, speculative decoding).
 pub const SPECULATIVE: &[FieldSpec] = &[
@@ -1201,9 +1215,12 @@ pub const SPECULATIVE: &[FieldSpec] = &[
     f(
         "tokens",
         FieldTy::Number,
-        "tokens drafted per step, which the target verifies together (default 3)",
+        "tokens drafted per step, which the target verifies together (default 3; at most 16)",
     )
-    .valid(Valid::Whole { min: 1 }),
+    .valid(Valid::Whole {
+        min: 1,
+        max: MAX_DRAFT_TOKENS,
+    }),
     f(
         "acceptance",
         FieldTy::Ratio,
@@ -1337,12 +1354,29 @@ mod tests {
         assert!(Valid::Share.check_number(0.0).is_err());
         assert!(Valid::ShareOrZero.check_number(0.0).is_ok());
         assert!(Valid::UpTo(64.0).check_number(65.0).is_err());
-        assert!(Valid::Whole { min: 1 }.check_number(0.0).is_err());
-        assert!(Valid::Whole { min: 0 }.check_number(0.0).is_ok());
         assert!(
-            Valid::Whole { min: 1 }
-                .check_number(MAX_COUNT as f64 + 1.0)
-                .is_err()
+            Valid::Whole {
+                min: 1,
+                max: MAX_COUNT
+            }
+            .check_number(0.0)
+            .is_err()
+        );
+        assert!(
+            Valid::Whole {
+                min: 0,
+                max: MAX_COUNT
+            }
+            .check_number(0.0)
+            .is_ok()
+        );
+        assert!(
+            Valid::Whole {
+                min: 1,
+                max: MAX_COUNT
+            }
+            .check_number(MAX_COUNT as f64 + 1.0)
+            .is_err()
         );
         // Every numeric field of every kind has a range.
         for kind in [
