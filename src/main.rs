@@ -483,7 +483,7 @@ enum Fixing {
 /// `--fix` / `--diff`: the fixed text of each checked file that changes. A file whose
 /// bytes are not UTF-8 is not rewritten (its text was read with replacements).
 fn fixed_files(
-    workspace: &Workspace,
+    workspace: &mut Workspace,
     loaded: &[(PathBuf, deployfit_compiler::db::SourceFile)],
 ) -> Vec<(PathBuf, String, String, usize)> {
     let mut out = Vec::new();
@@ -491,8 +491,7 @@ fn fixed_files(
         let Some(text) = workspace.source(path) else {
             continue;
         };
-        let diagnostics = workspace.check(*file);
-        let fixed = deployfit_compiler::fixes::apply(path, &text, &diagnostics);
+        let fixed = workspace.fix(*file);
         if fixed.applied.is_empty() || fixed.text == *text {
             continue;
         }
@@ -540,7 +539,7 @@ fn check(
     if fixing != Fixing::No {
         let mut workspace = Workspace::new();
         let loaded = load_all(&mut workspace, &files)?;
-        let changes = fixed_files(&workspace, &loaded);
+        let changes = fixed_files(&mut workspace, &loaded);
         if fixing == Fixing::Diff {
             let mut out = String::new();
             for (path, old, new, _) in &changes {

@@ -295,3 +295,32 @@ fn diff_shows_and_fix_applies_the_unambiguous_fixes() {
     assert!(String::from_utf8_lossy(&fix.stderr).contains("not fixing"));
     assert_eq!(std::fs::read(&binary).unwrap(), bytes);
 }
+
+/// Issue #32: a "closest name" fix that would make an `extends` cycle (the closest name to
+/// a mistyped parent is the entry itself) is not applied; the other fix of the file is,
+/// and a second `--fix` changes nothing.
+#[test]
+fn fix_skips_a_fix_that_would_create_a_cycle() {
+    let dir = scratch("ci_fix_cycle");
+    let text = "// é\ngpu my_card extends my_cardd {\n    price = $1/h\n}\ndeployment d {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu = rtx_4900\n    context = 8k\n}\n";
+    std::fs::write(dir.join("c.deploy"), text).unwrap();
+    let diff = deployfit_in(&dir, &["check", "c.deploy", "--diff"]);
+    let shown = stdout(&diff);
+    assert!(!shown.contains("extends my_card {"), "{shown}");
+    assert!(shown.contains("+    gpu = rtx_4090"), "{shown}");
+    let fix = deployfit_in(&dir, &["check", "c.deploy", "--fix"]);
+    assert!(
+        String::from_utf8_lossy(&fix.stderr).contains("fixed 1 issue in 1 file"),
+        "{}",
+        String::from_utf8_lossy(&fix.stderr)
+    );
+    let fixed = std::fs::read_to_string(dir.join("c.deploy")).unwrap();
+    assert!(fixed.contains("extends my_cardd {"), "{fixed}");
+    assert!(fixed.contains("gpu = rtx_4090"), "{fixed}");
+    let again = deployfit_in(&dir, &["check", "c.deploy", "--fix"]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("fixed 0 issues"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("c.deploy")).unwrap(),
+        fixed
+    );
+}

@@ -2629,3 +2629,168 @@ fn the_invariant_checks_catch_what_they_should() {
         "panicked: byte index N is not a char boundary at compiler/src/syntax/errors.rs:40:9"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// `check --fix` (issue #32): fixes that would make a file worse are never applied.
+
+/// The seed of the `--fix` slice, and its inputs.
+const FIX_SEED: u64 = 0x0de9_10f1_2026_0032;
+const FIX_COUNT: usize = 48;
+/// Inputs of the slice also run through the binary (`check --fix` twice).
+const FIX_THROUGH_BINARY: usize = 6;
+
+/// A near-miss name, as a user mistypes one: a letter dropped, doubled or two swapped.
+fn typo(rng: &mut Rng, word: &[u8]) -> Vec<u8> {
+    let mut word = word.to_vec();
+    let at = rng.below(word.len());
+    match rng.below(3) {
+        0 if word.len() > 2 => {
+            word.remove(at);
+        }
+        1 if at + 1 < word.len() => word.swap(at, at + 1),
+        _ => word.insert(at, word[at]),
+    }
+    word
+}
+
+/// An input for the `--fix` slice: a corpus file with 1 to 4 mistyped names (the fixes
+/// offer the closest name: into `extends` cycles, duplicates ...), and now and then a
+/// field given twice or a declaration copied.
+fn fix_input(rng: &mut Rng, seeds: &[&Seed]) -> Vec<u8> {
+    let mut bytes = rng.pick(seeds).bytes.clone();
+    for _ in 0..1 + rng.below(4) {
+        let starts: Vec<usize> = run_starts(&bytes, is_ident)
+            .into_iter()
+            .filter(|&s| !bytes[s].is_ascii_digit())
+            .collect();
+        if starts.is_empty() {
+            break;
+        }
+        let start = *rng.pick(&starts);
+        let end = run_end(&bytes, start, is_ident);
+        let word = typo(rng, &bytes[start..end]);
+        bytes.splice(start..end, word);
+    }
+    if rng.chance(30) {
+        // A line given twice.
+        let lines: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'\n').collect();
+        if lines.len() > 2 {
+            let i = rng.below(lines.len() - 1);
+            let line = bytes[lines[i] + 1..=lines[i + 1]].to_vec();
+            let at = lines[i + 1] + 1;
+            bytes.splice(at..at, line);
+        }
+    }
+    bytes
+}
+
+/// Errors, and each (code, severity) of errors and warnings, counted.
+fn fix_tally(diagnostics: &[Diagnostic]) -> (usize, BTreeMap<(String, bool), usize>) {
+    let mut counts = BTreeMap::new();
+    let mut errors = 0;
+    for d in diagnostics {
+        let error = match d.severity {
+            Severity::Error => true,
+            Severity::Warning => false,
+            _ => continue,
+        };
+        errors += usize::from(error);
+        *counts.entry((d.code.clone(), error)).or_insert(0) += 1;
+    }
+    (errors, counts)
+}
+
+/// The oracle, over inputs from the corpus with mistyped names: `--fix` either leaves a
+/// file as it is or gives it fewer errors and no new error or warning; a second `--fix`
+/// changes nothing. In-process for every input, and through the binary (`check --fix`
+/// twice, the file compared) for the first few that a fix changed.
+#[test]
+fn fix_never_makes_a_file_worse() {
+    let corpus = corpus();
+    // Files without holes or fleets (their checks run the solver, many times per input
+    // here) and without imports (resolved against their own folders).
+    let seeds: Vec<&Seed> = corpus
+        .iter()
+        .filter(|s| !s.name.starts_with("stdlib"))
+        .filter(|s| {
+            let text = String::from_utf8_lossy(&s.bytes);
+            std::str::from_utf8(&s.bytes).is_ok()
+                && !text.contains('?')
+                && !text.contains("one_of")
+                && !text.contains("fleet")
+                && !text.contains("import")
+                && text.len() < 8 * 1024
+        })
+        .collect();
+    assert!(seeds.len() >= 20, "{} seeds", seeds.len());
+    let dir = target_dir().join("fuzz-fix").join(FUZZ_DIR);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut changed = 0;
+    let mut through_binary = 0;
+    let mut problems = Vec::new();
+    for n in 0..FIX_COUNT {
+        let mut rng = Rng::for_input(FIX_SEED, n);
+        let bytes = fix_input(&mut rng, &seeds);
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let path = dir.join(format!("fix-{n}.deploy"));
+        let mut ws = Workspace::new();
+        let file = ws.set_file(&path, text.clone());
+        let before = ws.check(file);
+        let fixed = ws.fix(file);
+        let file = ws.set_file(&path, fixed.text.clone());
+        let after = ws.check(file);
+        let again = ws.fix(file);
+        let (errors_before, codes_before) = fix_tally(&before);
+        let (errors_after, codes_after) = fix_tally(&after);
+        if fixed.text != text {
+            changed += 1;
+            if errors_after >= errors_before {
+                problems.push(format!(
+                    "input {n}: {errors_before} errors before the fix, {errors_after} after"
+                ));
+            }
+            for (key, count) in &codes_after {
+                if codes_before.get(key).is_none_or(|c| count > c) {
+                    problems.push(format!("input {n}: the fix added {key:?}"));
+                }
+            }
+        } else if !fixed.applied.is_empty() {
+            problems.push(format!("input {n}: fixes reported, text unchanged"));
+        }
+        if again.text != fixed.text {
+            problems.push(format!("input {n}: a second --fix changed the file again"));
+        }
+        if fixed.text != text && through_binary < FIX_THROUGH_BINARY {
+            through_binary += 1;
+            std::fs::write(&path, &text).unwrap();
+            for round in 0..2 {
+                let output = Command::new(env!("CARGO_BIN_EXE_deployfit"))
+                    .args(["check", "--fix"])
+                    .arg(&path)
+                    .env("NO_COLOR", "1")
+                    .output()
+                    .unwrap();
+                assert_ne!(output.status.code(), Some(101), "input {n}");
+                let on_disk = std::fs::read_to_string(&path).unwrap();
+                if on_disk != fixed.text {
+                    problems.push(format!(
+                        "input {n}: `check --fix` (run {}) wrote another text than Workspace::fix",
+                        round + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    // The slice exercises fixes, not only files without any.
+    assert!(changed >= 5, "only {changed} inputs were changed by --fix");
+    assert!(through_binary >= 3, "{through_binary}");
+}

@@ -1,6 +1,7 @@
 //! `check --fix` and `--diff`: the diagnostics' structured fixes applied to a file's text,
 //! where they are unambiguous, and the change as a unified diff.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::diagnostics::{Diagnostic, Severity};
@@ -9,17 +10,28 @@ use crate::diagnostics::{Diagnostic, Severity};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fixed {
     pub text: String,
-    /// (code, fix title) of each applied fix, in the order of the text.
+    /// (code, fix title) of each applied fix, in the order they were applied.
     pub applied: Vec<(String, String)>,
 }
 
-/// Applies the fixes of `diagnostics` to `text`, the contents of `path`. A fix is applied
-/// when it is unambiguous: its diagnostic is an error or a warning (an info's suggestion,
-/// such as pinning a solver's choice, changes what the file means) and offers exactly one
-/// fix, in this file, on a valid span of the text, overlapping no other applied fix.
-/// Fixes that overlap are all left out; the text is otherwise unchanged.
-pub fn apply(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Fixed {
-    let mut edits: Vec<(usize, usize, &str, &Diagnostic)> = diagnostics
+/// One candidate fix: the byte range it replaces, the replacement, and its diagnostic's
+/// code and the fix's title.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Edit {
+    start: usize,
+    end: usize,
+    replacement: String,
+    code: String,
+    title: String,
+}
+
+/// The fixes of `diagnostics` that are unambiguous: the diagnostic is an error or a warning
+/// (an info's suggestion, such as pinning a solver's choice, changes what the file means)
+/// and offers exactly one fix, in this file, on a valid span of the text. Fixes that touch
+/// the same span or overlap (or two insertions at one point) are all left out. Sorted by
+/// position.
+fn candidates(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Vec<Edit> {
+    let mut edits: Vec<Edit> = diagnostics
         .iter()
         .filter(|d| matches!(d.severity, Severity::Error | Severity::Warning))
         .filter(|d| d.suggestions.len() == 1)
@@ -28,36 +40,156 @@ pub fn apply(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Fixed {
             let (start, end) = (s.location.span.start as usize, s.location.span.end as usize);
             let valid = s.location.file == path
                 && start <= end
+                && end <= text.len()
                 && text.is_char_boundary(start)
                 && text.is_char_boundary(end);
-            valid.then_some((start, end, s.replacement.as_str(), d))
+            valid.then(|| Edit {
+                start,
+                end,
+                replacement: s.replacement.clone(),
+                code: d.code.clone(),
+                title: s.title.clone(),
+            })
         })
         .collect();
-    edits.sort_by_key(|(start, end, _, _)| (*start, *end));
-    edits.dedup_by(|b, a| a.0 == b.0 && a.1 == b.1 && a.2 == b.2);
-    // Overlapping edits (or two insertions at one point) are ambiguous: drop them all.
+    edits.sort_by_key(|e| (e.start, e.end));
+    edits.dedup_by(|b, a| a.start == b.start && a.end == b.end && a.replacement == b.replacement);
     let mut keep = vec![true; edits.len()];
     for i in 1..edits.len() {
         let (prev, this) = (&edits[i - 1], &edits[i]);
-        if this.0 < prev.1 || (this.0 == prev.0 && this.0 == this.1) {
+        if this.start < prev.end || this.start == prev.start {
             keep[i - 1] = false;
             keep[i] = false;
         }
     }
+    edits
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(edit, keep)| keep.then_some(edit))
+        .collect()
+}
+
+/// `text` with `edits` (sorted, not overlapping) applied.
+fn splice(text: &str, edits: &[&Edit]) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut applied = Vec::new();
     let mut at = 0;
-    for ((start, end, replacement, diag), keep) in edits.into_iter().zip(keep) {
-        if !keep {
-            continue;
-        }
-        out.push_str(&text[at..start]);
-        out.push_str(replacement);
-        at = end;
-        applied.push((diag.code.clone(), diag.suggestions[0].title.clone()));
+    for edit in edits {
+        out.push_str(&text[at..edit.start]);
+        out.push_str(&edit.replacement);
+        at = edit.end;
     }
     out.push_str(&text[at..]);
-    Fixed { text: out, applied }
+    out
+}
+
+/// Applies the fixes of `diagnostics` to `text`, the contents of `path`, without checking
+/// what they lead to: each unambiguous fix ([`candidates`]) once. `check --fix` uses
+/// [`apply_checked`], which keeps only the fixes that make the file better.
+pub fn apply(path: &Path, text: &str, diagnostics: &[Diagnostic]) -> Fixed {
+    let edits = candidates(path, text, diagnostics);
+    let all: Vec<&Edit> = edits.iter().collect();
+    Fixed {
+        text: splice(text, &all),
+        applied: edits
+            .iter()
+            .map(|e| (e.code.clone(), e.title.clone()))
+            .collect(),
+    }
+}
+
+/// The most times [`apply_checked`] re-checks one file: each try is a full check, and a
+/// file can offer many fixes. Past it the fixes found so far are kept (each already
+/// checked), and a second `--fix` may find more; real files need a handful.
+pub const MAX_FIX_CHECKS: usize = 64;
+
+/// Errors, and each (code, severity) of the errors and warnings, counted.
+fn tally(diagnostics: &[Diagnostic]) -> (usize, BTreeMap<(&str, u8), usize>) {
+    let mut counts = BTreeMap::new();
+    let mut errors = 0;
+    for d in diagnostics {
+        let level = match d.severity {
+            Severity::Error => {
+                errors += 1;
+                0
+            }
+            Severity::Warning => 1,
+            _ => continue,
+        };
+        *counts.entry((d.code.as_str(), level)).or_insert(0) += 1;
+    }
+    (errors, counts)
+}
+
+/// The oracle of `--fix`: the fixed text is better when it has fewer errors and no new
+/// problem (no error or warning whose code is new or more frequent than before).
+fn better(before: &[Diagnostic], after: &[Diagnostic]) -> bool {
+    let (errors_before, before) = tally(before);
+    let (errors_after, after) = tally(after);
+    errors_after < errors_before
+        && after
+            .iter()
+            .all(|(key, n)| before.get(key).is_some_and(|m| n <= m))
+}
+
+/// `check --fix` and `--diff`: the fixes of the file's diagnostics that make it better,
+/// each proven by checking the fixed text (`check` returns the diagnostics of a text).
+///
+/// First every unambiguous fix together; if that is not better, one at a time from the
+/// end of the file (so the earlier spans stay valid), each kept only when it is better.
+/// Then again on the fixed text's own fixes, until none helps: a second `--fix` finds
+/// nothing more to do (within [`MAX_FIX_CHECKS`] checks). A fix that would create a
+/// cycle, a duplicate field or any other new problem is never applied.
+pub fn apply_checked(
+    path: &Path,
+    text: &str,
+    mut check: impl FnMut(&str) -> Vec<Diagnostic>,
+) -> Fixed {
+    let mut current = text.to_string();
+    let mut diagnostics = check(&current);
+    let mut applied = Vec::new();
+    let mut budget = MAX_FIX_CHECKS;
+    loop {
+        let edits = candidates(path, &current, &diagnostics);
+        if edits.is_empty() || budget == 0 {
+            break;
+        }
+        let mut progressed = false;
+        if edits.len() > 1 {
+            budget -= 1;
+            let all: Vec<&Edit> = edits.iter().collect();
+            let fixed = splice(&current, &all);
+            let after = check(&fixed);
+            if better(&diagnostics, &after) {
+                applied.extend(edits.iter().map(|e| (e.code.clone(), e.title.clone())));
+                current = fixed;
+                diagnostics = after;
+                progressed = true;
+            }
+        }
+        if !progressed {
+            for edit in edits.iter().rev() {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let fixed = splice(&current, &[edit]);
+                let after = check(&fixed);
+                if better(&diagnostics, &after) {
+                    applied.push((edit.code.clone(), edit.title.clone()));
+                    current = fixed;
+                    diagnostics = after;
+                    progressed = true;
+                }
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    Fixed {
+        text: current,
+        applied,
+    }
 }
 
 /// The change from `old` to `new` as a unified diff with 3 lines of context, headed

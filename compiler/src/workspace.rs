@@ -137,6 +137,21 @@ impl Workspace {
             .copied()
     }
 
+    /// `check --fix` / `--diff` of a loaded file: the fixes that make it better, each
+    /// proven by checking the fixed text ([`crate::fixes::apply_checked`]). The workspace
+    /// is left with the file's own text.
+    pub fn fix(&mut self, file: SourceFile) -> crate::fixes::Fixed {
+        let path = file.path(&self.db).clone();
+        let original = file.text(&self.db).clone();
+        let fixed = crate::fixes::apply_checked(&path, &original, |text| {
+            let file = self.set_file(&path, text.to_string());
+            self.load_imports(file);
+            self.check(file)
+        });
+        self.set_file(&path, original);
+        fixed
+    }
+
     /// The paths of every loaded user file: those given and those they import.
     pub fn user_paths(&self) -> Vec<PathBuf> {
         self.db.project().files(&self.db).keys().cloned().collect()
