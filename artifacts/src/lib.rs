@@ -123,6 +123,11 @@ pub enum Artifact {
 /// Most files a folder may hold for [`read`] to look through.
 pub const MAX_FOLDER_ENTRIES: usize = 100_000;
 
+/// Most `.safetensors` files of a folder whose headers [`read`] reads (each up to
+/// [`MAX_SAFETENSORS_HEADER`] bytes): the largest published checkpoints have a few
+/// hundred shards (DeepSeek-V3: 163); the bound keeps one folder's read short.
+pub const MAX_FOLDER_SHARDS: usize = 4096;
+
 /// Which kind of artifact `path` is, by file name (or folder).
 pub fn detect(path: &Path) -> Result<Artifact, ArtifactError> {
     let shown = path.display().to_string();
@@ -301,6 +306,12 @@ fn read_folder(dir: &Path) -> Result<Architecture, ArtifactError> {
     let weights_arch = if has("model.safetensors.index.json") {
         Some(read(&dir.join("model.safetensors.index.json"))?)
     } else if !shards.is_empty() {
+        if shards.len() > MAX_FOLDER_SHARDS {
+            return Err(ArtifactError::TooLarge(format!(
+                "{shown}: more than {MAX_FOLDER_SHARDS} .safetensors files; point at the \
+                 config.json or the model.safetensors.index.json instead"
+            )));
+        }
         let mut acc = Weights {
             elements: Some(0),
             ..Weights::default()

@@ -368,3 +368,31 @@ fn attention_symbols_are_the_stdlib_ones() {
     let symbols: Vec<&str> = all.iter().map(|a| a.symbol()).collect();
     assert_eq!(symbols, ["mha", "gqa", "mla", "hybrid"]);
 }
+
+/// A folder of packed weights (AWQ-style `I32` tensors: 8 weights per element) holds fewer
+/// elements than its config's parameters: the config's count is kept, with a note, and
+/// the invariant active <= total holds.
+#[test]
+fn packed_weights_keep_the_configs_parameter_count() {
+    let dir = TempDir::new("packed");
+    let config = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama",
+      "hidden_size":16,"intermediate_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+      "num_key_value_heads":2,"vocab_size":100,"max_position_embeddings":4096,
+      "tie_word_embeddings":false,"quantization_config":{"quant_method":"awq"}}"#;
+    std::fs::write(dir.0.join("config.json"), config).unwrap();
+    let packed: &[Spec] = &[
+        ("model.embed_tokens.weight", "F16", &[100, 16], 16),
+        ("model.layers.0.mlp.qweight", "I32", &[16, 4], 32),
+        ("scales", "F16", &[4, 32], 16),
+    ];
+    let (bytes, _) = write_safetensors(packed);
+    std::fs::write(dir.0.join("model.safetensors"), bytes).unwrap();
+    let arch = read(&dir.0).unwrap();
+    assert_eq!(arch.params, Some(7888));
+    assert!(arch.active_params <= arch.params);
+    assert!(
+        arch.notes.iter().any(|n| n.contains("packed tensors")),
+        "{:?}",
+        arch.notes
+    );
+}
