@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use deployfit_artifacts::{self as artifacts, Architecture};
 use deployfit_registry::{self as registry, Record, Resolved};
@@ -87,10 +88,38 @@ pub fn from_registry(text: &str, importer: &Path) -> Option<ExternalModel> {
     })
 }
 
+/// The longest wait for one model path's read (a folder's config and every shard's
+/// header). Reads are bounded in size and never block on a FIFO or a device, but a file
+/// system can still stall (a network mount): past this the model is reported unreadable
+/// and the command or the language server goes on; the read finishes, or not, on a thread
+/// of its own.
+pub const ARTIFACT_READ_LIMIT: Duration = Duration::from_secs(2);
+
+/// [`artifacts::read`] on a thread of its own, waited for at most [`ARTIFACT_READ_LIMIT`].
+fn read_bounded(path: &Path) -> Result<Architecture, String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("deployfit-model-read".into())
+        .spawn(move || {
+            let _ = sender.send(artifacts::read(&owned));
+        })
+        .map_err(|e| format!("{}: cannot start a reader ({e})", path.display()))?;
+    match receiver.recv_timeout(ARTIFACT_READ_LIMIT) {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => Err(format!(
+            "{}: reading took longer than {} s (a stalled file system?); copy the model's \
+             config.json somewhere local and point at it",
+            path.display(),
+            ARTIFACT_READ_LIMIT.as_secs()
+        )),
+    }
+}
+
 /// A model read from a file, or why it cannot be.
 pub fn from_artifact(text: &str, importer: &Path) -> Result<ExternalModel, String> {
     let path = artifact_path(importer, text);
-    let arch = artifacts::read(&path).map_err(|e| e.to_string())?;
+    let arch = read_bounded(&path)?;
     let name = decl_name(text, importer);
     Ok(ExternalModel {
         text: artifact_declaration(&name, text, &path, &arch, None),
@@ -125,7 +154,7 @@ pub fn from_hub_cache(text: &str, importer: &Path) -> Option<ExternalModel> {
         .filter(|e| e.path().join("config.json").is_file())
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?
         .path();
-    let arch = artifacts::read(&newest).ok()?;
+    let arch = read_bounded(&newest).ok()?;
     let name = decl_name(text, importer);
     let text = artifact_declaration(&name, text, &newest, &arch, Some(text));
     Some(ExternalModel { name, text })
@@ -534,7 +563,7 @@ fn artifact_gaps(arch: &Architecture) -> Vec<&'static str> {
 /// The declaration `deployfit import PATH` prints: the model a file describes, named
 /// `name`, with its source.
 pub fn import_declaration(path: &Path, name: &str) -> Result<String, String> {
-    let arch = artifacts::read(path).map_err(|e| e.to_string())?;
+    let arch = read_bounded(path)?;
     let written = path.display().to_string();
     Ok(artifact_declaration(name, &written, path, &arch, None))
 }
