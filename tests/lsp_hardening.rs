@@ -544,10 +544,22 @@ fn model_paths_that_block_or_leak_never_freeze_the_server() {
     let mut range = document.clone();
     range["range"] =
         json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 20, "character": 0 } });
-    let hints = session.request("textDocument/inlayHint", range);
+    let hints = session.request("textDocument/inlayHint", range.clone());
     assert!(hints.is_array() || hints.is_null(), "{hints}");
+    let lenses = session.request("textDocument/codeLens", document.clone());
+    assert!(lenses.is_array() || lenses.is_null(), "{lenses}");
+    let completion = session.request("textDocument/completion", at(&uri, 3, 12));
+    assert!(completion.is_object() || completion.is_array() || completion.is_null());
+    let mut actions = range;
+    actions["context"] = json!({ "diagnostics": published });
+    let actions = session.request("textDocument/codeAction", actions);
+    assert!(actions.is_array() || actions.is_null(), "{actions}");
+    let mut formatting = document.clone();
+    formatting["options"] = json!({ "tabSize": 4, "insertSpaces": true });
+    let edits = session.request("textDocument/formatting", formatting);
+    assert!(edits.is_array() || edits.is_null(), "{edits}");
     eprintln!(
-        "hover, symbols and hints answered in {:?}",
+        "hover, symbols, hints, lenses, completion, actions and formatting answered in {:?}",
         started.elapsed()
     );
     session.assert_alive();
