@@ -497,3 +497,92 @@ fn fleet_options_keep_a_tensor_parallel_group_in_one_instance() {
     assert_eq!(pcie[0]["offer"], "lambda_gpu_1x_h100_pcie");
     assert_eq!(pcie[0]["gpus_per_instance"], 1);
 }
+
+/// A mixed fleet of `classes` request classes over the whole catalog (`gpu = ?`): prompts,
+/// outputs and limits cycle, so classes share workloads (issue #32: the probes of a shared
+/// workload are evaluated once).
+fn many_classes(classes: usize) -> String {
+    let mut text = String::from(
+        "deployment many {\n    model    = qwen3_8b\n    quant    = fp8\n    context  = 20k\n    kv_cache = fp8\n    engine   = vllm\n    gpu      = ?\n    fleet    = mixed\n    pricing  = cloud\n\n    workload {\n",
+    );
+    for i in 0..classes {
+        text.push_str(&format!(
+            "        c{i} {{\n            rate   = {} req/s\n            prompt = {}\n            output = {}\n            require ttft <= {} s\n            require tpot <= {} ms\n        }}\n",
+            1 + i % 7,
+            [512, 1024, 2048, 4096, 8192][i % 5],
+            [128, 256, 512, 1024][i % 4],
+            1 + i % 4,
+            40 + 10 * (i % 5)
+        ));
+    }
+    text.push_str("    }\n}\n");
+    text
+}
+
+#[test]
+fn forty_classes_over_the_catalog_solve_to_an_optimal_fleet() {
+    let dir = scratch("fleet_forty_classes");
+    std::fs::write(dir.join("many.deploy"), many_classes(40)).unwrap();
+    let output = deployfit_in(&dir, &["solve", "many.deploy", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let solution = json(&output)[0].clone();
+    assert_eq!(solution["classes"].as_array().unwrap().len(), 40);
+    assert_eq!(solution["optimal"], true, "{solution}");
+    assert!(!solution["fleet"].as_array().unwrap().is_empty());
+    // Every class's rate is served in full by the fleet's members.
+    for class in solution["classes"].as_array().unwrap() {
+        let name = class["name"].as_str().unwrap();
+        let served: f64 = solution["fleet"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["classes"].as_array().unwrap().iter())
+            .filter(|s| s["class"] == name)
+            .map(|s| s["rate"].as_f64().unwrap())
+            .sum();
+        let rate = class["rate"].as_f64().unwrap();
+        assert!(
+            (served - rate).abs() <= 1e-6 * rate,
+            "{name}: {served} of {rate}"
+        );
+    }
+}
+
+#[test]
+fn classes_sharing_a_workload_solve_as_one_class_of_their_summed_rate() {
+    // Two classes with the same prompt, output and requires share their probes' evaluations;
+    // one class of their summed rate has nothing to share. Their capacities are the same,
+    // so the fleets cost the same.
+    let dir = scratch("fleet_shared_workload");
+    let deployment = |name: &str, classes: &str| {
+        format!(
+            "deployment {name} {{\n    model    = qwen3_8b\n    quant    = fp8\n    context  = 20k\n    kv_cache = fp8\n    engine   = vllm\n    gpu      = one_of [l4, l40s, a100_sxm4_80gb, h100_sxm5]\n    fleet    = mixed\n    pricing  = cloud\n    workload {{\n{classes}    }}\n}}\n"
+        )
+    };
+    let class = |name: &str, rate: u32| {
+        format!(
+            "        {name} {{\n            rate   = {rate} req/s\n            prompt = 2k\n            output = 256\n            require ttft <= 2 s\n            require tpot <= 50 ms\n        }}\n"
+        )
+    };
+    std::fs::write(
+        dir.join("shared.deploy"),
+        deployment("split", &format!("{}{}", class("a", 3), class("b", 5)))
+            + &deployment("whole", &class("a", 8)),
+    )
+    .unwrap();
+    let output = deployfit_in(&dir, &["solve", "shared.deploy", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let both = json(&output);
+    let cost = |i: usize| both[i]["cost_per_hour"].as_f64().unwrap();
+    assert!((cost(0) - cost(1)).abs() <= 1e-9 * cost(1), "{both}");
+    let capacity = |i: usize, class: &str| {
+        both[i]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["capacity"][class].as_f64().unwrap_or(0.0))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(capacity(0, "a"), capacity(0, "b"));
+    assert_eq!(capacity(0, "a"), capacity(1, "a"));
+}

@@ -382,3 +382,72 @@ fn a_long_message_is_rendered_once_per_reported_candidate_not_per_candidate() {
     assert_eq!(help.matches("too slow at ").count(), 3, "{help}");
     assert!(help.contains(" tok/s (decode_tps = "), "{help}");
 }
+
+#[test]
+fn an_impossible_require_is_proved_by_a_bound_rather_than_evaluated() {
+    let dir = scratch("perf_impossible");
+    // 33,570,720 candidates with the 818-GPU catalog; no GPU decodes 100,000 tok/s. The
+    // cheapest 100,000 were evaluated (3.6 s of CPU, 180 MB); now a bound on decode speed
+    // from each GPU's memory bandwidth rules them out (docs/cost.md), with the same code
+    // and help, and a message that says how many were evaluated and how many ruled out.
+    std::fs::write(
+        dir.join("impossible.deploy"),
+        "deployment d {\n    model = glm4_9b\n    gpu = ?\n    quant = ?\n    kv_cache = ?\n    engine = ?\n    replicas = ?\n    context = one_of [1k, 2k, 4k]\n    require decode_tps > 100000 tok/s\n}\n",
+    )
+    .unwrap();
+    let (report, output) = check_json(&dir, "impossible.deploy");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(codes(&report), ["deploy::solve::too_many_candidates"]);
+    let diag = &diagnostics(&report)[0];
+    let message = diag["message"].as_str().unwrap();
+    assert!(message.starts_with("the 100000 cheapest of "), "{message}");
+    assert!(
+        message.contains(" were searched and none meets every require ("),
+        "{message}"
+    );
+    assert!(message.ends_with("; the limit is 100000"), "{message}");
+    let help = diag["help"].as_str().unwrap();
+    assert!(help.starts_with("narrow the search: pin `gpu`"), "{help}");
+    let number_before = |word: &str| -> u64 {
+        let end = message.find(word).unwrap();
+        let start = message[..end].rfind(['(', ' ']).unwrap() + 1;
+        message[start..end].trim().parse().unwrap()
+    };
+    let evaluated = number_before(" evaluated,");
+    let ruled_out = number_before(" ruled out by a bound");
+    assert_eq!(evaluated + ruled_out, 100_000, "{message}");
+    assert!(evaluated < 1_000, "{evaluated} evaluated: {message}");
+}
+
+#[test]
+fn the_decode_bound_prunes_nothing_that_meets_the_require() {
+    let dir = scratch("perf_bound_sound");
+    // A floor most cheap GPUs cannot reach but some can: the search with the bound (the
+    // default objective) ranks the same top five as the exhaustive one (a written
+    // objective, no bound).
+    let holes = "    model = glm4_9b\n    gpu = ?\n    quant = one_of [Q4_K_M, Q8_0, fp8]\n    kv_cache = ?\n    engine = one_of [vllm, llamacpp]\n    replicas = one_of [1, 2]\n    require decode_tps > 150 tok/s\n";
+    std::fs::write(
+        dir.join("both.deploy"),
+        format!(
+            "deployment lazy {{\n{holes}}}\ndeployment full {{\n{holes}    minimize cost_per_hour * 1\n}}\n"
+        ),
+    )
+    .unwrap();
+    let (solve, _) = run_timed(
+        &dir,
+        &["solve", "both.deploy", "--top", "5", "--format", "json"],
+        HANG,
+    );
+    assert_eq!(solve.status.code(), Some(0));
+    let both: serde_json::Value = serde_json::from_slice(&solve.stdout).unwrap();
+    let assignments = |i: usize, list: &str| {
+        both[i][list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["assignment"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(assignments(0, "ranked").len(), 5);
+    assert_eq!(assignments(0, "ranked"), assignments(1, "ranked"));
+}

@@ -492,6 +492,10 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
             .map(|k| crate::eval::entry_of(db, k))
     };
 
+    // Each probe's evaluation (figures, first error), by GPU, count, seqs and workload.
+    type Evaluation = std::rc::Rc<(crate::eval::figures::Figures, Option<String>)>;
+    type EvaluationKey = (String, u64, u64, Vec<(String, String)>);
+    let evaluations: std::cell::RefCell<BTreeMap<EvaluationKey, Evaluation>> = Default::default();
     // One probe: the deployment with this GPU, count and seqs, one replica, the class's
     // prompt and output (no rate: the fleet sizes the replicas).
     let probe = |gpu: &str,
@@ -509,21 +513,50 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         fields.remove("fleet");
         let mut workload = class.workload.clone();
         workload.remove("rate");
-        let mut scratch = Vec::new();
-        let mode = if explain { Mode::Search } else { Mode::Probe };
-        let evaluated = run_with_offers(
-            cx,
-            Resolved {
-                fields: fields.clone(),
-                workload: workload.clone(),
-                owned: resolved.owned.clone(),
-                speculative: resolved.speculative.clone(),
-            },
-            mode,
-            gpu_offers,
-            &mut scratch,
-        );
-        let figures = &evaluated.figures;
+        // The evaluation depends on the GPU, count, seqs and the class's workload without
+        // its rate, not on the class's requires or name: classes that share a workload
+        // share it (the feasibility pass only; an explained probe renders its messages).
+        let cache_key = (!explain).then(|| {
+            let shape: Vec<(String, String)> = workload
+                .iter()
+                .map(|(k, v)| (k.clone(), format!("{v:?}")))
+                .collect();
+            (gpu.to_string(), count, seqs, shape)
+        });
+        let cached = cache_key
+            .as_ref()
+            .and_then(|key| evaluations.borrow().get(key).cloned());
+        let evaluation = match cached {
+            Some(evaluation) => evaluation,
+            None => {
+                // A language-server request waiting on a newer revision: stop here.
+                db.unwind_if_revision_cancelled();
+                let mut scratch = Vec::new();
+                let mode = if explain { Mode::Search } else { Mode::Probe };
+                let evaluated = run_with_offers(
+                    cx,
+                    Resolved {
+                        fields: fields.clone(),
+                        workload: workload.clone(),
+                        owned: resolved.owned.clone(),
+                        speculative: resolved.speculative.clone(),
+                    },
+                    mode,
+                    gpu_offers,
+                    &mut scratch,
+                );
+                let error = scratch
+                    .iter()
+                    .find(|d| d.severity == Severity::Error)
+                    .map(|d| format!("{} [{}]", d.message, d.code));
+                let evaluation = std::rc::Rc::new((evaluated.figures, error));
+                if let Some(key) = cache_key {
+                    evaluations.borrow_mut().insert(key, evaluation.clone());
+                }
+                evaluation
+            }
+        };
+        let (figures, error) = &*evaluation;
         fields.insert("context".into(), q(context, Dim::TOKENS));
         let env = DeploymentEnv {
             db,
@@ -553,11 +586,11 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                 miss = miss.max(short);
             }
         }
-        if let Some(error) = scratch.iter().find(|d| d.severity == Severity::Error) {
+        if let Some(error) = error {
             failed = true;
             miss = miss.max(1.0 + f64::EPSILON);
             if why.is_none() {
-                why = Some(format!("{} [{}]", error.message, error.code));
+                why = Some(error.clone());
             }
         }
         for require in &class.requires {
@@ -814,7 +847,8 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
             .collect(),
         rates: classes.iter().map(|c| c.info.rate).collect(),
     };
-    let outcome = milp::solve(&problem);
+    // Branch-and-bound checks between nodes for a newer revision, as the probes do.
+    let outcome = milp::solve_with(&problem, &|| db.unwind_if_revision_cancelled());
     let Some(best) = outcome.plan else {
         return Err(Box::new(
             Diag::error(

@@ -58,6 +58,12 @@ pub const MAX_NODES: usize = 20_000;
 
 const EPS: f64 = 1e-9;
 
+/// Pivots in a row that leave the objective where it was (a zero ratio) before the
+/// simplex gives up Dantzig's rule, which can cycle on such degenerate vertices, for
+/// Bland's, which cannot. Fleets' programs are degenerate at their `n_u ≤ hi_u` rows;
+/// 50 lets Dantzig's rule take the short path through the usual few degenerate steps.
+const DEGENERATE_PIVOTS: usize = 50;
+
 /// The row of a linear program: `coeffs · z (≤ | ≥) rhs`.
 #[derive(Clone, Copy, PartialEq)]
 enum Sense {
@@ -134,23 +140,26 @@ fn simplex(cost: &[f64], rows: &[Row]) -> Option<Vec<f64>> {
         t[r + width] = row.rhs;
     }
     let obj = m * stride;
+    let nonzero = std::cell::RefCell::new(Vec::<usize>::with_capacity(stride));
     let pivot = |t: &mut Vec<f64>, basis: &mut Vec<usize>, row: usize, col: usize| {
         let r = row * stride;
         let p = t[r + col];
         for j in 0..stride {
             t[r + j] /= p;
         }
+        // The pivot row's nonzero columns, once: the tableau is sparse (each `y` column
+        // meets two rows), and the elimination touches only these.
+        let mut nonzero = nonzero.borrow_mut();
+        nonzero.clear();
+        nonzero.extend((0..stride).filter(|&j| t[r + j] != 0.0));
         for i in 0..=m {
             if i == row {
                 continue;
             }
             let f = t[i * stride + col];
             if f.abs() > 0.0 {
-                for j in 0..stride {
-                    let v = t[r + j];
-                    if v != 0.0 {
-                        t[i * stride + j] -= f * v;
-                    }
+                for &j in nonzero.iter() {
+                    t[i * stride + j] -= f * t[r + j];
                 }
             }
         }
@@ -159,10 +168,21 @@ fn simplex(cost: &[f64], rows: &[Row]) -> Option<Vec<f64>> {
     // Runs the simplex on the objective row as it stands (reduced costs, the negated
     // objective value in the last column) over the columns `allowed` admits.
     let run = |t: &mut Vec<f64>, basis: &mut Vec<usize>, allowed: &dyn Fn(usize) -> bool| -> bool {
-        // Bland's rule: the lowest-index improving column, the lowest-index basic
-        // variable among the tied ratios. It cannot cycle, so this terminates.
+        // Dantzig's rule (the most improving column) while pivots make progress; after
+        // [`DEGENERATE_PIVOTS`] pivots in a row that do not move the objective, Bland's
+        // rule (the lowest-index improving column, the lowest-index basic variable among
+        // the tied ratios) for the rest of the run. Bland's rule cannot cycle, so this
+        // terminates.
+        let mut degenerate = 0usize;
         loop {
-            let Some(col) = (0..width).find(|&j| allowed(j) && t[obj + j] < -EPS) else {
+            let entering = if degenerate < DEGENERATE_PIVOTS {
+                (0..width)
+                    .filter(|&j| allowed(j) && t[obj + j] < -EPS)
+                    .min_by(|&a, &b| t[obj + a].total_cmp(&t[obj + b]).then(a.cmp(&b)))
+            } else {
+                (0..width).find(|&j| allowed(j) && t[obj + j] < -EPS)
+            };
+            let Some(col) = entering else {
                 return true;
             };
             let mut best: Option<(f64, usize, usize)> = None;
@@ -181,9 +201,14 @@ fn simplex(cost: &[f64], rows: &[Row]) -> Option<Vec<f64>> {
                     }
                 }
             }
-            let Some((_, row, _)) = best else {
+            let Some((ratio, row, _)) = best else {
                 return false; // unbounded
             };
+            if ratio <= EPS {
+                degenerate += 1;
+            } else if degenerate < DEGENERATE_PIVOTS {
+                degenerate = 0;
+            }
             pivot(t, basis, row, col);
         }
     };
@@ -377,6 +402,12 @@ pub fn undominated(p: &Problem) -> Vec<usize> {
 /// Solves the program exactly (or, past [`MAX_NODES`], returns the best plan found with
 /// `optimal = false`).
 pub fn solve(full: &Problem) -> Outcome {
+    solve_with(full, &|| {})
+}
+
+/// [`solve`], calling `between_nodes` before each branch-and-bound node: the fleet passes
+/// salsa's cancellation check, which unwinds when a newer revision waits.
+pub fn solve_with(full: &Problem, between_nodes: &dyn Fn()) -> Outcome {
     let keep = undominated(full);
     let p = Problem {
         prices: keep.iter().map(|&u| full.prices[u]).collect(),
@@ -442,6 +473,7 @@ pub fn solve(full: &Problem) -> Outcome {
             break;
         }
         nodes += 1;
+        between_nodes();
         let Some((value, n, ys)) = relaxation(&p, &lo, &hi) else {
             if root_bound.is_none() {
                 root_bound = Some(f64::INFINITY);

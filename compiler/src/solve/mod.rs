@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+mod bound;
 pub mod fleet;
 mod holes;
 pub mod milp;
@@ -26,6 +27,10 @@ use crate::units::per_hour;
 /// anything is evaluated: each candidate is a full evaluation, so the search's time grows
 /// with their number. Documented in docs/language.md (Holes).
 pub const MAX_CANDIDATES: usize = 100_000;
+
+/// Candidates evaluated between two checks for a newer revision (salsa's cancellation):
+/// a language-server request waiting on one gets it within about a millisecond.
+const CANCEL_EVERY: usize = 64;
 
 /// One assignment of the holes and how it fared.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -82,9 +87,10 @@ enum TooMany {
     /// The default objective: too many candidates share each price (the holes other than
     /// `gpu`, `count` and `replicas`).
     PerPrice,
-    /// The default objective: the cheapest candidates up to the limit were evaluated and
-    /// none was feasible.
-    Exhausted,
+    /// The default objective: the cheapest candidates up to the limit were searched and
+    /// none was feasible: how many were ruled out by a bound (module `bound`) rather than
+    /// evaluated.
+    Exhausted { ruled_out: usize },
 }
 
 /// `deploy::solve::too_many_candidates`: the size of each hole's domain, the product,
@@ -143,10 +149,16 @@ fn too_many_candidates<'db>(
             factors.join(" × "),
             count(total)
         ),
-        TooMany::Exhausted => format!(
+        TooMany::Exhausted { ruled_out: 0 } => format!(
             "the {MAX_CANDIDATES} cheapest of {} candidates ({}) were evaluated and none meets every require; the limit is {MAX_CANDIDATES}",
             count(total),
             factors.join(" × ")
+        ),
+        TooMany::Exhausted { ruled_out } => format!(
+            "the {MAX_CANDIDATES} cheapest of {} candidates ({}) were searched and none meets every require ({} evaluated, {ruled_out} ruled out by a bound on `decode_tps`: their GPUs' memory bandwidth cannot stream the weights that fast); the limit is {MAX_CANDIDATES}",
+            count(total),
+            factors.join(" × "),
+            MAX_CANDIDATES.saturating_sub(ruled_out)
         ),
     };
     Diag::error(
@@ -519,6 +531,12 @@ pub(crate) fn search<'db>(
         /// Each failed candidate with its combination, to evaluate it again if reported.
         failed: Vec<(Candidate, Vec<usize>)>,
         evaluated: usize,
+        /// Candidates a bound ruled out unevaluated (they fail a require).
+        ruled_out: usize,
+        /// The priced combinations whose free candidates were ruled out, with the range of
+        /// free numbers: evaluated at the end where the search has an answer, so that its
+        /// misses are those of a search without the bound.
+        deferred: Vec<(Vec<usize>, std::ops::Range<usize>)>,
         /// The largest objective among the feasible candidates so far, kept as they come
         /// in (rescanning them for every candidate made a long search quadratic).
         worst: f64,
@@ -527,11 +545,18 @@ pub(crate) fn search<'db>(
         feasible: Vec::new(),
         failed: Vec::new(),
         evaluated: 0,
+        ruled_out: 0,
+        deferred: Vec::new(),
         worst: f64::NEG_INFINITY,
     };
     let try_one = |found: &mut Found, combination: Vec<usize>| {
         if !runs(&combination) {
             return;
+        }
+        // A request of the language server waiting on a newer revision: stop here
+        // (salsa unwinds with `Cancelled`) rather than after the whole search.
+        if found.evaluated.is_multiple_of(CANCEL_EVERY) {
+            db.unwind_if_revision_cancelled();
         }
         found.evaluated += 1;
         let candidate = evaluate(&combination, Mode::Probe);
@@ -552,6 +577,33 @@ pub(crate) fn search<'db>(
             combination[dim] = number % len;
             number /= len;
         }
+    };
+    // Priced combinations whose every candidate a bound proves infeasible (module
+    // `bound`), decided once per GPU and count.
+    let decode_bound = if default_objective {
+        bound::DecodeBound::new(cx, resolved, &domains)
+    } else {
+        None
+    };
+    let verdicts: std::cell::RefCell<BTreeMap<(String, u64), bool>> = Default::default();
+    let ruled_out = |combination: &[usize]| -> bool {
+        let Some(decode_bound) = &decode_bound else {
+            return false;
+        };
+        let Some(Value::Ref(_, gpu)) = value_of(combination, "gpu") else {
+            return false;
+        };
+        let count = value_of(combination, "count")
+            .as_ref()
+            .and_then(number_of)
+            .unwrap_or(1.0);
+        let key = (gpu, count.to_bits());
+        if let Some(verdict) = verdicts.borrow().get(&key) {
+            return *verdict;
+        }
+        let verdict = decode_bound.rules_out(cx, &key.0, count);
+        verdicts.borrow_mut().insert(key, verdict);
+        verdict
     };
     let mut exhausted = false;
     if empty {
@@ -592,8 +644,27 @@ pub(crate) fn search<'db>(
                     heap.push(Reverse((Cost(bound(&next)), next, position)));
                 }
             }
+            if ruled_out(&combination) {
+                // Every free candidate here fails the require: counted, not evaluated.
+                let mut number = 0;
+                while number < free_total {
+                    if found.evaluated + found.ruled_out >= MAX_CANDIDATES {
+                        found.deferred.push((combination.clone(), 0..number));
+                        exhausted = true;
+                        break 'search;
+                    }
+                    let mut one = combination.clone();
+                    set_free(&mut one, number);
+                    if runs(&one) {
+                        found.ruled_out += 1;
+                    }
+                    number += 1;
+                }
+                found.deferred.push((combination, 0..free_total));
+                continue;
+            }
             for number in 0..free_total {
-                if found.evaluated >= MAX_CANDIDATES {
+                if found.evaluated + found.ruled_out >= MAX_CANDIDATES {
                     exhausted = true;
                     break 'search;
                 }
@@ -615,8 +686,19 @@ pub(crate) fn search<'db>(
             decl,
             &domains,
             total,
-            TooMany::Exhausted,
+            TooMany::Exhausted {
+                ruled_out: found.ruled_out,
+            },
         )));
+    }
+    // An answer: the candidates ruled out are evaluated after all (they fail, so the
+    // ranking is the same), for the misses and counts a search without the bound reports.
+    for (combination, numbers) in std::mem::take(&mut found.deferred) {
+        for number in numbers {
+            let mut one = combination.clone();
+            set_free(&mut one, number);
+            try_one(&mut found, one);
+        }
     }
     let Found {
         mut feasible,
