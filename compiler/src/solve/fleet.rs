@@ -189,6 +189,9 @@ struct Class<'a> {
     span: Span,
     workload: BTreeMap<String, Value>,
     requires: Vec<&'a Require>,
+    /// Whether another class has the same workload without its rate: the probes'
+    /// evaluations are then kept for it to share.
+    shared: bool,
 }
 
 fn q(value: f64, dim: Dim) -> Value {
@@ -294,6 +297,7 @@ fn classes<'a, 'db>(
                     span,
                     workload,
                     requires,
+                    shared: false,
                 }),
                 _ => {
                     let missing: Vec<&str> = ["rate", "prompt", "output"]
@@ -369,6 +373,16 @@ struct Probe {
     why: Option<String>,
 }
 
+/// A class's workload without its rate, written out exactly: what its probes'
+/// evaluations depend on beside the GPU, count and seqs.
+fn shape(workload: &BTreeMap<String, Value>) -> Vec<(String, String)> {
+    workload
+        .iter()
+        .filter(|(k, _)| k.as_str() != "rate")
+        .map(|(k, v)| (k.clone(), format!("{v:?}")))
+        .collect()
+}
+
 /// Plans the cheapest fleet for a `fleet = mixed` deployment.
 pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, Box<Diag<'db>>> {
     let Cx {
@@ -377,7 +391,14 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         key,
         decl,
     } = cx;
-    let classes = classes(cx, resolved)?;
+    let mut classes = classes(cx, resolved)?;
+    let shapes: Vec<Vec<(String, String)>> = classes.iter().map(|c| shape(&c.workload)).collect();
+    for (k, class) in classes.iter_mut().enumerate() {
+        class.shared = shapes
+            .iter()
+            .enumerate()
+            .any(|(other, s)| other != k && *s == shapes[k]);
+    }
     // A class's requires are checked for names, units and types once, like the
     // deployment's (`rules::statically_sound`): a misspelt figure fails every probe the
     // same way.
@@ -516,13 +537,8 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         // The evaluation depends on the GPU, count, seqs and the class's workload without
         // its rate, not on the class's requires or name: classes that share a workload
         // share it (the feasibility pass only; an explained probe renders its messages).
-        let cache_key = (!explain).then(|| {
-            let shape: Vec<(String, String)> = workload
-                .iter()
-                .map(|(k, v)| (k.clone(), format!("{v:?}")))
-                .collect();
-            (gpu.to_string(), count, seqs, shape)
-        });
+        let cache_key =
+            (!explain && class.shared).then(|| (gpu.to_string(), count, seqs, shape(&workload)));
         let cached = cache_key
             .as_ref()
             .and_then(|key| evaluations.borrow().get(key).cloned());
