@@ -201,8 +201,18 @@ fn a_closed_pipe_ends_every_command_quietly() {
         &["explain", "examples/02-glm4-32b-at-the-limit.deploy"],
         &["solve", "examples/12-cheapest-gpu.deploy"],
         &["matrix", "qwen3_8b"],
-        &["export", "examples/01-glm4-chat.deploy", "--deployment", "team_chat"],
-        &["report", "examples/02-glm4-32b-at-the-limit.deploy", "-o", "-"],
+        &[
+            "export",
+            "examples/01-glm4-chat.deploy",
+            "--deployment",
+            "team_chat",
+        ],
+        &[
+            "report",
+            "examples/02-glm4-32b-at-the-limit.deploy",
+            "-o",
+            "-",
+        ],
         &["import", config],
         &["hardware"],
     ];
@@ -234,7 +244,10 @@ fn a_closed_pipe_ends_every_command_quietly() {
             "deployfit {args:?}: {:?}, stderr: {stderr}",
             output.status
         );
-        assert!(stderr.is_empty(), "deployfit {args:?} wrote to stderr: {stderr}");
+        assert!(
+            stderr.is_empty(),
+            "deployfit {args:?} wrote to stderr: {stderr}"
+        );
     }
 }
 
