@@ -103,8 +103,9 @@ fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
     out
 }
 
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("compiler/src");
+/// The module graph of one crate's sources (`compiler/src`, `syntax/src`).
+fn graph_of(dir: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files = BTreeMap::new();
     sources(&root, &root, &mut files);
     files.remove("lib");
@@ -149,6 +150,10 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         edges.insert(module.clone(), deps);
     }
     edges
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    graph_of("compiler/src")
 }
 
 /// A circle through the graph, if there is one, by depth-first search.
@@ -212,8 +217,6 @@ fn the_compiler_module_graph_has_no_circle() {
         ("eval::entry", "names"),
         ("names", "db"),
         ("diagnostics", "db"),
-        ("db", "syntax"),
-        ("syntax::lower", "syntax::parsed"),
     ] {
         assert!(
             edges.get(from).is_some_and(|deps| deps.contains(to)),
@@ -224,6 +227,107 @@ fn the_compiler_module_graph_has_no_circle() {
     if let Some(cycle) = find_cycle(&edges) {
         panic!("import circle: {}", cycle.join(" → "));
     }
+}
+
+#[test]
+fn the_syntax_module_graph_has_no_circle() {
+    let edges = graph_of("syntax/src");
+    for (from, to) in [
+        ("syntax::lower", "syntax::parsed"),
+        ("syntax::errors", "codes"),
+        ("fmt", "syntax"),
+    ] {
+        assert!(
+            edges.get(from).is_some_and(|deps| deps.contains(to)),
+            "expected {from} → {to}; {from} imports {:?}",
+            edges.get(from)
+        );
+    }
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("import circle: {}", cycle.join(" → "));
+    }
+}
+
+/// The workspace's crates as `cargo metadata` reports them: each package's name and the
+/// workspace packages it depends on (normal and build dependencies).
+fn crate_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let names: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    packages
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].as_str() != Some("dev"))
+                .map(|d| d["name"].as_str().unwrap().to_string())
+                .filter(|d| names.contains(d))
+                .collect();
+            (p["name"].as_str().unwrap().to_string(), deps)
+        })
+        .collect()
+}
+
+/// The stack of docs/architecture.md, bottom first: a crate may depend only on crates
+/// of lower levels.
+const STACK: &[&[&str]] = &[
+    &[
+        "deployfit-syntax",
+        "deployfit-artifacts",
+        "deployfit-registry",
+    ],
+    &["deployfit-compiler"],
+    &["deployfit-lsp"],
+    &["deployfit"],
+];
+
+#[test]
+fn the_crates_depend_only_downward() {
+    let graph = crate_graph();
+    let level = |name: &str| {
+        STACK
+            .iter()
+            .position(|l| l.contains(&name))
+            .unwrap_or_else(|| panic!("crate {name} is in no level of the stack (tests/layering.rs, docs/architecture.md)"))
+    };
+    assert_eq!(
+        graph.len(),
+        STACK.iter().map(|l| l.len()).sum::<usize>(),
+        "{graph:?}"
+    );
+    for (name, deps) in &graph {
+        for dep in deps {
+            assert!(
+                level(dep) < level(name),
+                "{name} depends on {dep}, which is not below it"
+            );
+        }
+    }
+    // The graph is real: known edges are seen.
+    assert!(graph["deployfit-compiler"].contains("deployfit-syntax"));
+    assert!(graph["deployfit"].contains("deployfit-lsp"));
 }
 
 #[test]

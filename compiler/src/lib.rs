@@ -16,7 +16,6 @@ pub mod export;
 pub mod external;
 pub mod files;
 pub mod fixes;
-pub mod fmt;
 pub mod hardware;
 pub mod ide;
 pub mod matrix;
@@ -24,10 +23,11 @@ pub mod names;
 pub mod query;
 pub mod rules;
 pub mod solve;
-pub mod span;
-pub mod syntax;
-pub mod units;
 mod workspace;
+
+// The ground layer, its own crate (syntax/): spans, units, codes, the parser and the
+// formatter, under the paths the compiler has always used.
+pub use deployfit_syntax::{fmt, span, syntax, units};
 
 pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};
 pub use diagnostics::{Diagnostic, Label, Severity, Suggestion};

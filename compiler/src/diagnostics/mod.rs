@@ -7,7 +7,7 @@
 //! This module stands below everything that emits diagnostics: it knows the database's
 //! keys and files, nothing of names, evaluation or rules.
 
-pub mod codes;
+pub use deployfit_syntax::codes;
 pub mod render;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! What parsing produces: declarations placed at their offsets, imports, and syntax
 //! errors; and the pest parser they come from.
 
-use crate::diagnostics::codes::Code;
+use crate::codes::Code;
 use crate::span::Span;
 
 use super::ast::{Decl, Import, Item};

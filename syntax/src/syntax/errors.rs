@@ -4,7 +4,7 @@ use pest::error::{ErrorVariant, InputLocation};
 
 use super::parsed::{Rule, SyntaxError};
 use super::split::{self, comment_start};
-use crate::diagnostics::codes::Code;
+use crate::codes::Code;
 use crate::span::Span;
 
 /// What a rule looks like to a user; `None` hides the rule from the message.

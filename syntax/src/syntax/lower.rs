@@ -10,7 +10,7 @@ use super::ast::*;
 use super::parsed::{DeployParser, Parsed, PlacedDecl, Rule, SyntaxError};
 use super::split::comment_start;
 use super::{errors, split};
-use crate::diagnostics::codes::Code;
+use crate::codes::Code;
 use crate::span::Span;
 use crate::units;
 

@@ -2,7 +2,7 @@
 //! and tests/fixtures/diagnostics holds one file per code.
 //!
 //! The compiler names its codes by [`Code`] variants; the strings appear here only.
-//! Rules produce their codes at run time as strings ([`crate::diagnostics::Diag::rule`]):
+//! Rules produce their codes at run time as strings (the compiler's `Diag::rule`):
 //! the stdlib's rules set `code = "deploy::fit::..."` (listed here so that they are
 //! documented), a user rule without `code` gets `deploy::rule::NAME` ([`Code::Rule`]
 //! stands for that family).
