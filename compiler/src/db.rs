@@ -194,6 +194,22 @@ impl Database {
     }
 }
 
+// `STDLIB_TREES`: each stdlib file's syntax tree, parsed and encoded by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/stdlib_trees.rs"));
+
+/// The build script's tree of an embedded stdlib file, when `text` is that file's
+/// embedded text: the same parser ran on the same text, so it equals a fresh parse
+/// (tested); any other text (a test's replacement) is parsed as usual.
+pub(crate) fn stdlib_tree(path: &Path, text: &str) -> Option<Parsed> {
+    let name = path.to_str()?;
+    let (_, embedded) = STDLIB.iter().find(|(p, _)| *p == name)?;
+    if *embedded != text {
+        return None;
+    }
+    let (_, bytes) = STDLIB_TREES.iter().find(|(p, _)| *p == name)?;
+    postcard::from_bytes(bytes).ok()
+}
+
 /// The text of one chunk of a file (see [`syntax::split`]), interned so that equal
 /// chunks share one parse.
 #[salsa::interned(debug)]
@@ -208,10 +224,16 @@ pub fn parse_chunk<'db>(db: &'db dyn Db, chunk: ChunkText<'db>) -> Parsed {
     syntax::parse_chunk(chunk.text(db))
 }
 
-/// The parse of one file: its chunks' parses, each memoized.
+/// The parse of one file: its chunks' parses, each memoized. A stdlib file whose text
+/// is the embedded one is decoded from the tree the build script parsed instead.
 #[salsa::tracked(returns(ref))]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Parsed {
     let text = file.text(db);
+    if file.is_stdlib(db)
+        && let Some(parsed) = stdlib_tree(file.path(db), text)
+    {
+        return parsed;
+    }
     let mut parsed = Parsed::default();
     for chunk in syntax::split::split(text) {
         let start = chunk.span.start as usize;
@@ -347,4 +369,32 @@ pub fn reachable(db: &dyn Db, file: SourceFile) -> Vec<SourceFile> {
         }
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stdlib_file_has_a_tree_equal_to_a_fresh_parse() {
+        assert_eq!(STDLIB_TREES.len(), STDLIB.len());
+        for (path, text) in STDLIB {
+            let tree = stdlib_tree(Path::new(path), text)
+                .unwrap_or_else(|| panic!("{path} has no tree from build.rs"));
+            assert!(!tree.decls.is_empty(), "{path}");
+            assert_eq!(tree, syntax::parse(text), "{path}");
+        }
+    }
+
+    #[test]
+    fn other_text_at_a_stdlib_path_is_parsed_as_usual() {
+        let (path, text) = STDLIB[0];
+        assert!(stdlib_tree(Path::new(path), &format!("{text}\n")).is_none());
+        let mut db = Database::new();
+        let file = db.project().stdlib(&db)[0];
+        let edited = format!("{text}\ngpu extra_card {{ memory = 1 GiB }}\n");
+        use salsa::Setter;
+        file.set_text(&mut db).to(edited.clone());
+        assert_eq!(*parse(&db, file), syntax::parse(&edited));
+    }
 }

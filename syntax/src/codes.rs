@@ -13,7 +13,7 @@ use std::fmt;
 macro_rules! codes {
     ($($variant:ident = $code:literal, $summary:literal;)+) => {
         /// A stable diagnostic code. Each variant's documentation is its summary.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         pub enum Code {
             $(
                 #[doc = $summary]

@@ -1,7 +1,19 @@
 //! Byte spans.
 
 /// A half-open byte range `[start, end)` in a source text.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Span {
     pub start: u32,
     pub end: u32,

@@ -9,7 +9,17 @@ use crate::units::Quantity;
 
 /// The kinds of declaration; each kind is its own namespace.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, salsa::SalsaValue,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    salsa::SalsaValue,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum DeclKind {
@@ -77,20 +87,20 @@ impl DeclKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ident {
     pub name: String,
     pub span: Span,
 }
 
 /// One top-level item of a file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Item {
     Import(Import),
     Decl(Decl),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Import {
     pub path: String,
     pub path_span: Span,
@@ -99,7 +109,7 @@ pub struct Import {
 
 /// `KIND NAME [extends OTHER] { ... }` or `model NAME from "PATH or ID" [{ ... }]`, with
 /// spans relative to the declaration's start.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decl {
     pub kind: DeclKind,
     pub kind_span: Span,
@@ -113,13 +123,13 @@ pub struct Decl {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block {
     pub entries: Vec<Entry>,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Entry {
     Field(Field),
     Nested(Nested),
@@ -139,7 +149,7 @@ impl Entry {
 }
 
 /// `name = expr`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Field {
     pub name: Ident,
     pub value: Expr,
@@ -147,7 +157,7 @@ pub struct Field {
 }
 
 /// `name { ... }` (`workload`, `files`)
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Nested {
     pub name: Ident,
     pub body: Block,
@@ -155,7 +165,7 @@ pub struct Nested {
 }
 
 /// `require EXPR [else "message"]`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Require {
     pub cond: Expr,
     pub message: Option<StrLit>,
@@ -163,26 +173,26 @@ pub struct Require {
 }
 
 /// `minimize EXPR` or `maximize EXPR`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Objective {
     pub maximize: bool,
     pub expr: Expr,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum UnaryOp {
     Neg,
     Not,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinaryOp {
     Or,
     And,
@@ -237,7 +247,7 @@ impl BinaryOp {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ExprKind {
     /// A number or quantity literal; `text` is the source spelling, kept for the formatter.
     Literal {
@@ -259,13 +269,13 @@ pub enum ExprKind {
 }
 
 /// A string literal: text pieces and `{expr}` interpolations.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StrLit {
     pub parts: Vec<StrPart>,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StrPart {
     Text(String),
     Interp(Expr),

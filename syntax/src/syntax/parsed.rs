@@ -11,7 +11,7 @@ use super::ast::{Decl, Import, Item};
 pub(crate) struct DeployParser;
 
 /// A syntax problem: always an error.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SyntaxError {
     pub code: Code,
     pub message: String,
@@ -22,14 +22,14 @@ pub struct SyntaxError {
 
 /// A declaration with its absolute position; the declaration's own spans are relative
 /// to `offset`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PlacedDecl {
     pub offset: u32,
     pub decl: std::sync::Arc<Decl>,
 }
 
 /// The result of parsing one file.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Parsed {
     pub imports: Vec<Import>,
     pub decls: Vec<PlacedDecl>,

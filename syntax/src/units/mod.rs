@@ -7,7 +7,9 @@
 use std::fmt::Write;
 
 /// Exponents of the base units.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Dim(pub [i8; 7]);
 
 const BYTES: usize = 0;
@@ -157,7 +159,7 @@ impl Dim {
 }
 
 /// A magnitude: an exact integer where possible, else a float.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Num {
     Int(i128),
     Real(f64),
@@ -249,7 +251,7 @@ impl Num {
 
 /// A value with a dimension. `percent` only remembers that the value reads best as a
 /// percentage (`95%`, `headroom`); arithmetic drops it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Quantity {
     pub num: Num,
     pub dim: Dim,
