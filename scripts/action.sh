@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GitHub Action's steps (action.yml), runnable anywhere: tests/action.rs runs it.
+# The GitHub Action's steps (action.yml), runnable anywhere: tests/it/action.rs runs it.
 #
 #   scripts/action.sh install   build deployfit from this repository into $DEPLOYFIT_ROOT
 #                               (skipped when $DEPLOYFIT_ROOT/bin/deployfit exists: the cache)

@@ -30,7 +30,7 @@ Usage: python3 scripts/fit_speed.py [--shared DIR] [--catalog FILE] [--supplemen
        [--export-hbm CSV]
 
 --export CSV writes the mapped bench rows with the inputs used for each (see export_rows) and
-exits without printing the report; tests/speed_accuracy.rs reads the result.
+exits without printing the report; tests/it/speed_accuracy.rs reads the result.
 """
 
 import argparse
@@ -575,7 +575,7 @@ def table(header, rows):
 
 
 # ---------------------------------------------------------------------------
-# Export of the per-row inputs (for tests/speed_accuracy.rs)
+# Export of the per-row inputs (for tests/it/speed_accuracy.rs)
 # ---------------------------------------------------------------------------
 EXPORT_FAMILY = {"nvidia_consumer": "geforce", "nvidia_workstation": "workstation",
                  "nvidia_datacenter": "hbm", "apple": "apple"}

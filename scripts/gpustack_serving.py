@@ -10,7 +10,7 @@ result block with the last server command above it and copies the figures as pri
 Usage: scripts/gpustack_serving.py REPO_GIT_DIR COMMIT > tests/fixtures/calibration/gpustack_serving.csv
 
 Nothing is computed except the per-request mean prompt and output lengths (the block's
-token totals over its successful requests); tests/serving_accuracy.rs decides which rows
+token totals over its successful requests); tests/it/serving_accuracy.rs decides which rows
 the model can evaluate (the server flags it understands) and which it skips.
 
 A result block is one measurement, so blocks printed more than once are kept once:

@@ -3,7 +3,7 @@
 with the debug binary and replaces each quoted block. Blocks the text says are excerpts
 ("one row shown", "first rows", ...) and commands run on files the page writes itself are
 left alone: refresh those by hand. Then refreshes the two outputs of the README's
-"An example" section that tests/cli.rs `readme_examples_are_real` checks (the check of
+"An example" section that tests/it/cli.rs `readme_examples_are_real` checks (the check of
 examples-failing/too-big.deploy and the explain of example 03).
 Usage: python3 scripts/refresh-cli-docs.py [BINARY]"""
 import re, subprocess, sys, shlex

@@ -8,7 +8,7 @@
 //! `DeepseekV2Attention`/`DeepseekV3Attention` (MLA), `DeepseekV3TopkRouter`
 //! (`e_score_correction_bias`), `GptOssAttention` (sinks, biases), `GptOssExperts`
 //! (gate_up/down with biases)). Formulas are written out in `docs/artifacts.md`; the figures are
-//! checked against published totals in `tests/configs.rs`.
+//! checked against published totals in `tests/it/configs.rs`.
 
 use serde_json::{Map, Value};
 

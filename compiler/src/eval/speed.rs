@@ -382,7 +382,7 @@ pub struct Engine {
 
 impl Engine {
     /// The pooled fit over vLLM, SGLang, TensorRT-LLM and LMDeploy (94 serving
-    /// measurements, tests/serving_accuracy.rs `fit_serving_constants`, through this
+    /// measurements, tests/it/serving_accuracy.rs `fit_serving_constants`, through this
     /// model and its simulator): what an engine that sets none of the fields
     /// runs at.
     pub const POOLED: Engine = Engine {
