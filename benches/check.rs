@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::Workspace;
+use deployfit_host::Workspace;
 
 const GPUS: &[&str] = &[
     "rtx_3090",
@@ -53,7 +53,7 @@ fn main() {
     let mut parse = Vec::new();
     for _ in 0..5 {
         let start = Instant::now();
-        let parsed = deployfit_compiler::syntax::parse(&text);
+        let parsed = deployfit_host::syntax::parse(&text);
         assert_eq!(parsed.decls.len(), count);
         parse.push(start.elapsed());
     }
@@ -201,7 +201,7 @@ fn serving() {
 }
 
 /// Checks `text` in a fresh workspace and returns how long it took and the diagnostics.
-fn timed_check(name: &str, text: &str) -> (Duration, Vec<deployfit_compiler::Diagnostic>) {
+fn timed_check(name: &str, text: &str) -> (Duration, Vec<deployfit_host::Diagnostic>) {
     let start = Instant::now();
     let mut workspace = Workspace::new();
     let file = workspace.set_file(Path::new(name), text.to_string());
@@ -212,7 +212,7 @@ fn timed_check(name: &str, text: &str) -> (Duration, Vec<deployfit_compiler::Dia
 /// The reproducers of issue #10's super-linear cases (tests/hardening_perf.rs checks
 /// their diagnostics through the binary): each is timed once at the issue's size.
 fn hardening() {
-    use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
+    use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
 
     // Human output against JSON: about 1 MB with 1,800 diagnostics.
     let pad = format!("// {}\n", "x".repeat(500));
@@ -227,7 +227,7 @@ fn hardening() {
     let file = workspace.set_file(path, big.clone());
     let diagnostics = workspace.check(file);
     let source = |p: &Path| workspace.source(p);
-    let report = deployfit_compiler::diagnostics::Report {
+    let report = deployfit_host::diagnostics::Report {
         diagnostics: &diagnostics,
         summaries: &[],
         source: &source,

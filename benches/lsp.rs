@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::AnalysisHost;
+use deployfit_host::AnalysisHost;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();

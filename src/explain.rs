@@ -1,7 +1,7 @@
 //! Rendering of `deployfit explain`: a table with a memory bar per deployment, or JSON.
 
-use deployfit_compiler::explain::Explanation;
-use deployfit_compiler::units::Quantity;
+use deployfit_host::explain::Explanation;
+use deployfit_host::units::Quantity;
 
 const BAR_WIDTH: usize = 40;
 
@@ -72,7 +72,7 @@ fn bar(e: &Explanation) -> String {
 /// The engine's memory per GPU: the overhead inside the usable share with its named
 /// components, CUDA graphs (and whether they come on top of the share), and the KV budget
 /// and capacity the startup leaves.
-fn engine_lines(b: &deployfit_compiler::eval::estimate::Breakdown) -> String {
+fn engine_lines(b: &deployfit_host::eval::estimate::Breakdown) -> String {
     let m = &b.engine_memory;
     let mut parts = Vec::new();
     if m.cuda_context_bytes > 0 {
@@ -122,16 +122,16 @@ fn engine_lines(b: &deployfit_compiler::eval::estimate::Breakdown) -> String {
         (b.kv_budget_bytes, b.kv_capacity_tokens, b.offload)
     {
         let failure = match b.startup_failure {
-            Some(deployfit_compiler::eval::estimate::StartupFailure::WeightsExceedUsable) => {
+            Some(deployfit_host::eval::estimate::StartupFailure::WeightsExceedUsable) => {
                 ": the engine would not start (the weights exceed the usable share)".to_string()
             }
-            Some(deployfit_compiler::eval::estimate::StartupFailure::NoKvBudget) => {
+            Some(deployfit_host::eval::estimate::StartupFailure::NoKvBudget) => {
                 ": the engine would not start (no KV budget)".to_string()
             }
-            Some(deployfit_compiler::eval::estimate::StartupFailure::ContextExceedsKvCapacity) => {
+            Some(deployfit_host::eval::estimate::StartupFailure::ContextExceedsKvCapacity) => {
                 ": the engine would not start (context above it)".to_string()
             }
-            Some(deployfit_compiler::eval::estimate::StartupFailure::CudaGraphsOom) => {
+            Some(deployfit_host::eval::estimate::StartupFailure::CudaGraphsOom) => {
                 ": out of memory capturing CUDA graphs".to_string()
             }
             None => String::new(),
@@ -163,7 +163,7 @@ pub fn table(e: &Explanation) -> String {
         } else {
             String::new()
         },
-        Quantity::real(s.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
+        Quantity::real(s.context as f64, deployfit_host::units::Dim::TOKENS).display(),
         s.seqs,
         if s.seqs == 1 { "" } else { "s" },
         s.kv_cache
@@ -271,7 +271,7 @@ pub fn table(e: &Explanation) -> String {
             }
         ));
     }
-    let seconds = |s: f64| Quantity::real(s, deployfit_compiler::units::Dim::SECONDS).display();
+    let seconds = |s: f64| Quantity::real(s, deployfit_host::units::Dim::SECONDS).display();
     if let (Some(throughput), Some(low), Some(high)) = (
         p.throughput_tps,
         p.throughput_tps_low,
@@ -382,9 +382,9 @@ pub fn table(e: &Explanation) -> String {
 }
 
 fn tokens(count: u64) -> String {
-    Quantity::real(count as f64, deployfit_compiler::units::Dim::TOKENS).display()
+    Quantity::real(count as f64, deployfit_host::units::Dim::TOKENS).display()
 }
 
 fn group(value: i128) -> String {
-    Quantity::number(deployfit_compiler::units::Num::Int(value)).display()
+    Quantity::number(deployfit_host::units::Num::Int(value)).display()
 }

@@ -1,5 +1,5 @@
 //! The `deployfit` command line: argument parsing and rendering only; every analysis
-//! goes through `deployfit_compiler::Workspace`.
+//! goes through `deployfit_host::Workspace`.
 
 mod explain;
 mod matrix;
@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use deployfit_compiler::diagnostics::Report;
-use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
-use deployfit_compiler::{Diagnostic, Severity, Workspace, files, fmt};
+use deployfit_host::diagnostics::Report;
+use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
+use deployfit_host::{Diagnostic, Severity, Workspace, files, fmt};
 
 #[derive(Parser)]
 #[command(
@@ -387,7 +387,7 @@ fn main() -> ExitCode {
             here,
             format,
         } => gpus(
-            deployfit_compiler::query::GpusRequest {
+            deployfit_host::query::GpusRequest {
                 model,
                 quant,
                 min_quant,
@@ -397,9 +397,9 @@ fn main() -> ExitCode {
                 engine,
                 kv_cache: kv,
                 sort: match sort {
-                    Sort::Speed => deployfit_compiler::query::SortBy::Speed,
-                    Sort::Cost => deployfit_compiler::query::SortBy::Cost,
-                    Sort::Memory => deployfit_compiler::query::SortBy::Memory,
+                    Sort::Speed => deployfit_host::query::SortBy::Speed,
+                    Sort::Cost => deployfit_host::query::SortBy::Cost,
+                    Sort::Memory => deployfit_host::query::SortBy::Memory,
                 },
                 min_memory: None,
                 max_memory: None,
@@ -461,7 +461,7 @@ fn quiet_on_closed_pipe() {
 }
 
 /// Expands files and directories into the sorted list of `.deploy` files (the rules
-/// are `deployfit_compiler::files::collect`'s); what a walk passed over goes to stderr.
+/// are `deployfit_host::files::collect`'s); what a walk passed over goes to stderr.
 fn collect(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     let collected = files::collect(&paths).map_err(|e| e.to_string())?;
     for (path, reason) in &collected.skipped {
@@ -484,7 +484,7 @@ enum Fixing {
 /// bytes are not UTF-8 is not rewritten (its text was read with replacements).
 fn fixed_files(
     workspace: &mut Workspace,
-    loaded: &[(PathBuf, deployfit_compiler::db::SourceFile)],
+    loaded: &[(PathBuf, deployfit_host::db::SourceFile)],
 ) -> Vec<(PathBuf, String, String, usize)> {
     let mut out = Vec::new();
     for (path, file) in loaded {
@@ -517,7 +517,7 @@ fn fixed_files(
 fn load_all(
     workspace: &mut Workspace,
     files: &[PathBuf],
-) -> Result<Vec<(PathBuf, deployfit_compiler::db::SourceFile)>, String> {
+) -> Result<Vec<(PathBuf, deployfit_host::db::SourceFile)>, String> {
     files
         .iter()
         .map(|path| {
@@ -543,7 +543,7 @@ fn check(
         if fixing == Fixing::Diff {
             let mut out = String::new();
             for (path, old, new, _) in &changes {
-                out.push_str(&deployfit_compiler::fixes::unified_diff(path, old, new));
+                out.push_str(&deployfit_host::fixes::unified_diff(path, old, new));
             }
             print!("{}", render::terminal_text(&out));
             return Ok(if changes.is_empty() { 0 } else { EXIT_PROBLEMS });
@@ -657,13 +657,13 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
     }
     let mut reports = Vec::new();
     // Each model a deployment runs, with the files that use it and the formats.
-    let mut models: BTreeMap<String, Vec<(deployfit_compiler::db::SourceFile, PathBuf)>> =
+    let mut models: BTreeMap<String, Vec<(deployfit_host::db::SourceFile, PathBuf)>> =
         BTreeMap::new();
     let mut quants: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (path, file) in &loaded {
         let diagnostics = workspace.check(*file);
         let summaries = workspace.summaries(*file);
-        let mut explained: Vec<Option<deployfit_compiler::explain::Explanation>> = workspace
+        let mut explained: Vec<Option<deployfit_host::explain::Explanation>> = workspace
             .explain(*file)
             .into_iter()
             .map(Result::ok)
@@ -717,7 +717,7 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
     // shown once when they agree.
     let mut matrices = Vec::new();
     for (model, users) in &models {
-        let request = deployfit_compiler::matrix::MatrixRequest {
+        let request = deployfit_host::matrix::MatrixRequest {
             model: model.clone(),
             contexts: vec![8 * 1024, 32 * 1024, 128 * 1024],
             engine: None,
@@ -725,7 +725,7 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
             kv_cache: "fp16".into(),
             theoretical_weights: false,
         };
-        let mut distinct: Vec<(PathBuf, Result<deployfit_compiler::matrix::Matrix, String>)> =
+        let mut distinct: Vec<(PathBuf, Result<deployfit_host::matrix::Matrix, String>)> =
             Vec::new();
         for (file, path) in users {
             let matrix = workspace.matrix(&request, Some(*file)).map_err(|e| e.0);
@@ -807,7 +807,7 @@ fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
     if args.seqs == 0 {
         return Err("--seqs must be at least 1".into());
     }
-    let request = deployfit_compiler::matrix::MatrixRequest {
+    let request = deployfit_host::matrix::MatrixRequest {
         model: args.model,
         contexts,
         engine: args.engine,
@@ -907,11 +907,11 @@ struct GpusArgs {
 }
 
 fn gpus(
-    mut request: deployfit_compiler::query::GpusRequest,
+    mut request: deployfit_host::query::GpusRequest,
     args: GpusArgs,
     format: TableFormat,
 ) -> Result<u8, String> {
-    use deployfit_compiler::query::parse_memory;
+    use deployfit_host::query::parse_memory;
     request.context = parse_context(&args.context)?;
     if request.seqs == 0 {
         return Err("--seqs must be at least 1".into());
@@ -936,7 +936,7 @@ fn gpus(
     };
     let report = if here {
         let (report, hardware) =
-            workspace.gpus_here(&request, &deployfit_compiler::hardware::SystemProbe)?;
+            workspace.gpus_here(&request, &deployfit_host::hardware::SystemProbe)?;
         if report.rows.is_empty() && format == TableFormat::Table {
             // Nothing of this machine is in the catalog: say what was found instead.
             print!("{}", render::terminal_text(&tables::hardware(&hardware)));
@@ -969,7 +969,7 @@ fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result
 fn models_here(context: &str, engine: &str, format: TableFormat) -> Result<u8, String> {
     let context = parse_context(context)?;
     let mut workspace = Workspace::new();
-    let hardware = workspace.hardware(&deployfit_compiler::hardware::SystemProbe);
+    let hardware = workspace.hardware(&deployfit_host::hardware::SystemProbe);
     let mut kinds: Vec<String> = hardware
         .gpus
         .iter()
@@ -1034,15 +1034,15 @@ fn model_card(id: &str, format: TableFormat) -> Result<u8, String> {
 fn import(path: &Path, name: Option<&str>) -> Result<u8, String> {
     let name = match name {
         Some(name) => name.to_string(),
-        None => deployfit_compiler::external::import_name(path),
+        None => deployfit_host::external::import_name(path),
     };
-    let text = deployfit_compiler::external::import_declaration(path, &name)?;
+    let text = deployfit_host::external::import_declaration(path, &name)?;
     print!("{}", render::terminal_text(&text));
     Ok(0)
 }
 
 fn export(path: &Path, deployment: &str, engine: Option<ExportEngine>) -> Result<u8, String> {
-    use deployfit_compiler::export::Target;
+    use deployfit_host::export::Target;
     let mut workspace = Workspace::new();
     let file = workspace
         .load(path)
@@ -1055,7 +1055,7 @@ fn export(path: &Path, deployment: &str, engine: Option<ExportEngine>) -> Result
         ExportEngine::Lmdeploy => Target::Lmdeploy,
         ExportEngine::Mlx => Target::Mlx,
     });
-    match deployfit_compiler::export::export(workspace.db(), file, deployment, target) {
+    match deployfit_host::export::export(workspace.db(), file, deployment, target) {
         Ok(text) => {
             print!("{text}");
             Ok(0)
@@ -1083,7 +1083,7 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
             })
             .collect();
         if !names.iter().any(|n| n == name) {
-            let hint = deployfit_compiler::names::closest(name, names.iter().map(String::as_str))
+            let hint = deployfit_host::names::closest(name, names.iter().map(String::as_str))
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             return Err(format!(
@@ -1180,7 +1180,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
                 }
             }
             Err(error) => {
-                let (line, column) = deployfit_compiler::span::line_col(&text, error.span.start);
+                let (line, column) = deployfit_host::span::line_col(&text, error.span.start);
                 say!(
                     "{}:{line}:{column}: not formatted: {} (run `deployfit check` for details)",
                     path.display(),
@@ -1196,7 +1196,7 @@ fn format_files(paths: Vec<PathBuf>, check_only: bool) -> Result<u8, String> {
 /// `deployfit hardware`: exit 0 whatever the machine has, a GPU or none.
 fn hardware(format: TableFormat) -> Result<u8, String> {
     let mut workspace = Workspace::new();
-    let report = workspace.hardware(&deployfit_compiler::hardware::SystemProbe);
+    let report = workspace.hardware(&deployfit_host::hardware::SystemProbe);
     match format {
         TableFormat::Json => print_json(&report)?,
         TableFormat::Table => print!("{}", render::terminal_text(&tables::hardware(&report))),

@@ -1,7 +1,7 @@
 //! Rendering of `deployfit matrix`: the VRAM table of one model.
 
-use deployfit_compiler::matrix::{Matrix, Total};
-use deployfit_compiler::units::{Dim, Quantity};
+use deployfit_host::matrix::{Matrix, Total};
+use deployfit_host::units::{Dim, Quantity};
 
 fn gib(bytes: i128) -> String {
     format!("{:.2}", bytes as f64 / (1u64 << 30) as f64)

@@ -9,13 +9,13 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use deployfit_compiler::diagnostics::DeploymentSummary;
-use deployfit_compiler::eval::estimate::Verdict;
-use deployfit_compiler::explain::Explanation;
-use deployfit_compiler::matrix::Matrix;
-use deployfit_compiler::solve::{Candidate, Solution};
-use deployfit_compiler::units::{Dim, Quantity};
-use deployfit_compiler::{Diagnostic, Severity};
+use deployfit_host::diagnostics::DeploymentSummary;
+use deployfit_host::eval::estimate::Verdict;
+use deployfit_host::explain::Explanation;
+use deployfit_host::matrix::Matrix;
+use deployfit_host::solve::{Candidate, Solution};
+use deployfit_host::units::{Dim, Quantity};
+use deployfit_host::{Diagnostic, Severity};
 
 /// What the report shows: the checked files with their deployments, and the matrix of
 /// each distinct model.
@@ -56,7 +56,7 @@ pub struct ModelMatrix {
 /// characters as entities; control and bidirectional formatting characters (other than
 /// line breaks and tabs) written as visible escapes, as in the terminal.
 pub fn esc(text: &str) -> String {
-    let text = deployfit_compiler::diagnostics::render::terminal_text(text);
+    let text = deployfit_host::diagnostics::render::terminal_text(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -734,7 +734,7 @@ fn tick_label(value: f64) -> String {
 /// The ranked candidates as a cost-vs-speed scatter with the Pareto front, the table of
 /// them, and the better-ranked candidates that failed.
 /// `fleet = mixed`: the fleet per GPU type, and the best single type beside it.
-fn mixed_fleet(out: &mut String, f: &deployfit_compiler::solve::fleet::Fleet) {
+fn mixed_fleet(out: &mut String, f: &deployfit_host::solve::fleet::Fleet) {
     out.push_str("<table class=\"candidates\">\n<thead><tr><th>gpu</th><th class=\"n\">count</th><th class=\"n\">replicas</th><th>rents</th><th class=\"n\">cost</th><th>serves</th></tr></thead>\n<tbody>\n");
     for m in &f.fleet {
         let serves: Vec<String> = m

@@ -1,9 +1,9 @@
 //! Plain text tables for `solve`, `gpus` and `models`.
 
-use deployfit_compiler::cards::{ModelCard, ModelRow};
-use deployfit_compiler::query::{Fit, GpusReport};
-use deployfit_compiler::solve::Solution;
-use deployfit_compiler::units::Quantity;
+use deployfit_host::cards::{ModelCard, ModelRow};
+use deployfit_host::query::{Fit, GpusReport};
+use deployfit_host::solve::Solution;
+use deployfit_host::units::Quantity;
 
 /// Aligns a table: the columns in `left` to the left, the others (numbers) to the right.
 pub fn grid(header: &[&str], rows: &[Vec<String>], left: &[usize]) -> String {
@@ -125,7 +125,7 @@ pub fn solution(s: &Solution) -> String {
 
 /// `fleet = mixed`: the fleet per GPU type, its cost beside the best single type, and
 /// every option's capacity per class.
-pub fn mixed_fleet(deployment: &str, f: &deployfit_compiler::solve::fleet::Fleet) -> String {
+pub fn mixed_fleet(deployment: &str, f: &deployfit_host::solve::fleet::Fleet) -> String {
     let proof = if f.optimal {
         "optimal"
     } else {
@@ -225,7 +225,7 @@ pub fn gpus(r: &GpusReport) -> String {
     let mut out = format!(
         "{}: which GPUs run it at {} × {} sequence{} ({} engine)\n\n",
         r.model,
-        Quantity::real(r.context as f64, deployfit_compiler::units::Dim::TOKENS).display(),
+        Quantity::real(r.context as f64, deployfit_host::units::Dim::TOKENS).display(),
         r.seqs,
         if r.seqs == 1 { "" } else { "s" },
         r.engine
@@ -493,7 +493,7 @@ pub fn model_card(card: &ModelCard) -> String {
 }
 
 /// `deployfit hardware`: one line per GPU, then the host memory and the notes.
-pub fn hardware(report: &deployfit_compiler::hardware::HardwareReport) -> String {
+pub fn hardware(report: &deployfit_host::hardware::HardwareReport) -> String {
     let bytes = |b: Option<u64>| gib(b.map(i128::from));
     let mut out = String::new();
     if report.gpus.is_empty() {

@@ -306,6 +306,14 @@ pub struct ResolvedImport {
     pub file: Option<SourceFile>,
 }
 
+/// The extension of the files deployfit reads.
+pub const EXTENSION: &str = "deploy";
+
+/// Whether a path names a `.deploy` file (by its extension).
+pub fn is_deploy_path(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == EXTENSION)
+}
+
 /// The path an import names, relative to the importing file's folder.
 pub fn import_path(importer: &Path, relative: &str) -> PathBuf {
     let base = importer.parent().unwrap_or(Path::new(""));

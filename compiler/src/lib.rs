@@ -1,34 +1,22 @@
-//! deployfit-compiler: everything that understands `.deploy` files.
+//! deployfit-compiler: the analysis core of `.deploy` files, above the syntax crate.
 //!
 //! The pipeline (salsa queries in [`db`]): parse → declarations → scope → catalog
-//! entries and deployments → diagnostics. [`Workspace`] is the one way in for the CLI,
-//! the language server and the tests.
+//! entries and deployments → diagnostics, rules and the solver. It reads no file and
+//! starts no process: the host crate (`deployfit-host`, its `Workspace`) feeds it text,
+//! and the IDE crate (`deployfit-ide`) answers questions on top of it.
 
-pub mod analysis;
 pub mod candidate;
-pub mod cards;
 pub mod check;
 pub mod db;
 pub mod diagnostics;
 pub mod eval;
-pub mod explain;
-pub mod export;
 pub mod external;
-pub mod files;
-pub mod fixes;
-pub mod hardware;
-pub mod ide;
-pub mod matrix;
 pub mod names;
-pub mod query;
 pub mod rules;
 pub mod solve;
-mod workspace;
 
 // The ground layer, its own crate (syntax/): spans, units, codes, the parser and the
 // formatter, under the paths the compiler has always used.
 pub use deployfit_syntax::{fmt, span, syntax, units};
 
-pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};
 pub use diagnostics::{Diagnostic, Label, Severity, Suggestion};
-pub use workspace::Workspace;

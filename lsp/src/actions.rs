@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use deployfit_compiler::span::Span;
+use deployfit_host::span::Span;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 

@@ -1,6 +1,6 @@
 //! Completion.
 
-use deployfit_compiler::ide;
+use deployfit_host::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use deployfit_compiler::Severity;
-use deployfit_compiler::db::SourceFile;
+use deployfit_host::Severity;
+use deployfit_host::db::SourceFile;
 use tower_lsp_server::ls_types::*;
 
 use crate::convert::LineIndex;
@@ -156,11 +156,7 @@ fn revert_to_disk(state: &mut State, file: SourceFile, uri: &Uri) {
 }
 
 /// A compiler diagnostic as LSP's: ranges through line indexes built once per file.
-fn to_lsp(
-    files: &mut Files<'_>,
-    index: &LineIndex,
-    d: deployfit_compiler::Diagnostic,
-) -> Diagnostic {
+fn to_lsp(files: &mut Files<'_>, index: &LineIndex, d: deployfit_host::Diagnostic) -> Diagnostic {
     let range = index.range(d.location.span.start as usize, d.location.span.end as usize);
     let related = d
         .labels

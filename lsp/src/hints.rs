@@ -1,7 +1,7 @@
 //! Inlay hints, semantic tokens and document symbols.
 
-use deployfit_compiler::ide;
-use deployfit_compiler::syntax::ast::DeclKind;
+use deployfit_host::ide;
+use deployfit_host::syntax::ast::DeclKind;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 

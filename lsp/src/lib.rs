@@ -1,5 +1,5 @@
 //! deployfit-lsp: the language server. It converts between LSP and the compiler's
-//! IDE-shaped API ([`deployfit_compiler::AnalysisHost`] / [`deployfit_compiler::Analysis`])
+//! IDE-shaped API ([`deployfit_host::AnalysisHost`] / [`deployfit_host::Analysis`])
 //! and owns no analysis of its own.
 //!
 //! The state lock guards the analysis host and the open documents, and is held only to
@@ -38,8 +38,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use convert::LineIndex;
 use stdlib_files::StdlibFiles;
 
-use deployfit_compiler::db::SourceFile;
-use deployfit_compiler::{Analysis, AnalysisHost, Cancellable, Cancelled};
+use deployfit_host::db::SourceFile;
+use deployfit_host::{Analysis, AnalysisHost, Cancellable, Cancelled};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
@@ -100,7 +100,7 @@ impl<'a> Files<'a> {
         uri
     }
 
-    fn range(&mut self, path: &Path, span: deployfit_compiler::span::Span) -> Option<Range> {
+    fn range(&mut self, path: &Path, span: deployfit_host::span::Span) -> Option<Range> {
         let index = match self.indexes.get(path) {
             Some(index) => index.clone(),
             None => {
@@ -121,7 +121,7 @@ impl<'a> Files<'a> {
         Some(index.range(span.start as usize, span.end as usize))
     }
 
-    fn location(&mut self, path: &Path, span: deployfit_compiler::span::Span) -> Option<Location> {
+    fn location(&mut self, path: &Path, span: deployfit_host::span::Span) -> Option<Location> {
         Some(Location {
             range: self.range(path, span)?,
             uri: self.uri(path)?,

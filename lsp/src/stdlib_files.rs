@@ -32,7 +32,7 @@ fn random() -> u64 {
 /// FNV-1a of the embedded stdlib: the folder name changes when the catalog does.
 fn stdlib_hash() -> String {
     let mut hash: u64 = 0xcbf29ce484222325;
-    for (path, text) in deployfit_compiler::db::STDLIB {
+    for (path, text) in deployfit_host::db::STDLIB {
         for byte in path.bytes().chain([0]).chain(text.bytes()).chain([0]) {
             hash ^= byte as u64;
             hash = hash.wrapping_mul(0x100000001b3);

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{deployfit, json, stdout};
-use deployfit_compiler::diagnostics::codes::Code;
+use deployfit_host::diagnostics::codes::Code;
 
 /// `"figures": { ... }` of each deployment in the JSON report, as `"[figures]"`.
 fn redact_json_figures(text: &str) -> String {

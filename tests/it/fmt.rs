@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::{deploy_files, deployfit, deployfit_in, scratch, stdout};
-use deployfit_compiler::fmt::format;
+use deployfit_host::fmt::format;
 
 #[test]
 fn formatting_is_idempotent_on_every_example_and_fixture() {
@@ -19,7 +19,7 @@ fn formatting_is_idempotent_on_every_example_and_fixture() {
         let Ok(once) = format(&text) else {
             // Files with syntax errors are refused, never rewritten.
             assert!(
-                !deployfit_compiler::syntax::parse(&text).errors.is_empty(),
+                !deployfit_host::syntax::parse(&text).errors.is_empty(),
                 "{}",
                 path.display()
             );
@@ -81,8 +81,8 @@ fn fmt_rewrites_and_check_reports() {
 /// message, help) and every deployment's figures. Spans and lines are left out: they
 /// are what formatting is allowed to change.
 fn meaning(
-    workspace: &deployfit_compiler::Workspace,
-    files: &[deployfit_compiler::db::SourceFile],
+    workspace: &deployfit_host::Workspace,
+    files: &[deployfit_host::db::SourceFile],
 ) -> Vec<String> {
     let mut out = Vec::new();
     for file in files {
@@ -102,7 +102,7 @@ fn meaning(
 
 #[test]
 fn formatting_never_changes_what_a_file_means() {
-    use deployfit_compiler::Workspace;
+    use deployfit_host::Workspace;
     let mut files = deploy_files("examples");
     files.extend(deploy_files("examples-failing"));
     files.extend(deploy_files("tests/fixtures/design"));

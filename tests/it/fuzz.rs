@@ -29,11 +29,11 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::diagnostics::Report;
-use deployfit_compiler::diagnostics::codes::Code;
-use deployfit_compiler::diagnostics::render::{self, HumanOptions, OutputFormat};
-use deployfit_compiler::export::Target;
-use deployfit_compiler::{Diagnostic, Severity, Workspace, fmt};
+use deployfit_host::diagnostics::Report;
+use deployfit_host::diagnostics::codes::Code;
+use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
+use deployfit_host::export::Target;
+use deployfit_host::{Diagnostic, Severity, Workspace, fmt};
 
 /// The seed of the CI slice. Changing it changes which inputs CI runs.
 const CI_SEED: u64 = 0x0de9_10f1_2026_0010;
@@ -1054,7 +1054,7 @@ fn check_location(
     input_bytes: usize,
     invalid_utf8: bool,
     what: &str,
-    location: &deployfit_compiler::diagnostics::Location,
+    location: &deployfit_host::diagnostics::Location,
     problems: &mut Vec<String>,
 ) {
     let span = location.span;
@@ -1150,7 +1150,7 @@ fn check_diagnostics(
     problems
 }
 
-fn check_figures(summaries: &[deployfit_compiler::diagnostics::DeploymentSummary]) -> Vec<String> {
+fn check_figures(summaries: &[deployfit_host::diagnostics::DeploymentSummary]) -> Vec<String> {
     let mut problems = Vec::new();
     for summary in summaries {
         for (name, value) in &summary.figures {
@@ -1208,7 +1208,7 @@ type Meaning = (Vec<String>, Vec<(String, BTreeMap<String, String>)>);
 /// What fmt must preserve: the sorted diagnostic codes and each deployment's figures.
 fn meaning(
     diagnostics: &[Diagnostic],
-    summaries: &[deployfit_compiler::diagnostics::DeploymentSummary],
+    summaries: &[deployfit_host::diagnostics::DeploymentSummary],
 ) -> Meaning {
     let mut codes: Vec<String> = diagnostics.iter().map(|d| d.code.clone()).collect();
     codes.sort();
@@ -1279,21 +1279,21 @@ fn ide_offsets(text: &str, diagnostics: &[Diagnostic], path: &Path) -> Vec<usize
     offsets
 }
 
-/// Runs the editor queries of `deployfit_compiler::ide` and checks their spans.
+/// Runs the editor queries of `deployfit_host::ide` and checks their spans.
 #[allow(clippy::too_many_arguments)] // one call site; the inputs of one step
 fn ide_checks(
     ws: &Workspace,
-    file: deployfit_compiler::db::SourceFile,
+    file: deployfit_host::db::SourceFile,
     path: &Path,
     text: &str,
     offsets: &[usize],
-    diag_spans: &[deployfit_compiler::span::Span],
+    diag_spans: &[deployfit_host::span::Span],
     deployments: &[String],
     deadline: Instant,
     current: &Mutex<&'static str>,
 ) -> (Vec<String>, BTreeMap<&'static str, Duration>) {
-    use deployfit_compiler::ide;
-    let db: &dyn deployfit_compiler::db::Db = ws.db();
+    use deployfit_host::ide;
+    let db: &dyn deployfit_host::db::Db = ws.db();
     let mut timings: BTreeMap<&'static str, Duration> = BTreeMap::new();
     let mut timed = |name: &'static str, since: Instant| {
         *timings.entry(name).or_default() += since.elapsed();
@@ -1536,7 +1536,7 @@ fn run_one(state: &mut WorkerState, input: &Input) -> Outcome {
         }
     };
     // The path as the workspace stores it (normalized), for comparing with diagnostics.
-    let stored_path = deployfit_compiler::db::normalize(&path);
+    let stored_path = deployfit_host::db::normalize(&path);
     // The text the compiler sees (stdlib replacements aside).
     let text: String = state
         .workspace
@@ -1725,7 +1725,7 @@ fn run_one(state: &mut WorkerState, input: &Input) -> Outcome {
 
     let names: Vec<String> = summaries.iter().map(|s| s.name.clone()).collect();
     let offsets = ide_offsets(&text, &diagnostics, &stored_path);
-    let diag_spans: Vec<deployfit_compiler::span::Span> = diagnostics
+    let diag_spans: Vec<deployfit_host::span::Span> = diagnostics
         .iter()
         .filter(|d| d.location.file == stored_path)
         .take(10)

@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use deployfit_compiler::Workspace;
-use deployfit_compiler::db::Db;
-use deployfit_compiler::eval::Value;
-use deployfit_compiler::eval::entry::{Entry, entry_of};
-use deployfit_compiler::syntax::ast::DeclKind;
+use deployfit_host::Workspace;
+use deployfit_host::db::Db;
+use deployfit_host::eval::Value;
+use deployfit_host::eval::entry::{Entry, entry_of};
+use deployfit_host::syntax::ast::DeclKind;
 
 /// The cards issue #13 asks for by name, as catalog entry names.
 const ACCEPTANCE: &[&str] = &[
@@ -90,7 +90,7 @@ impl Catalog {
     fn with<R>(&self, f: impl FnOnce(&Entries<'_>, &Entries<'_>) -> R) -> R {
         let db: &dyn Db = self.ws.db();
         let file = self.ws.file(Path::new("<catalog-test>")).expect("file set");
-        let scope = deployfit_compiler::names::scope(db, file);
+        let scope = deployfit_host::names::scope(db, file);
         let gpus: Entries<'_> = scope
             .names(DeclKind::Gpu)
             .map(|(name, key)| (name.to_string(), entry_of(db, key)))

@@ -188,7 +188,7 @@ fn a_file_over_the_size_limit_is_refused_with_the_limit_named() {
     let dir = scratch("too_large");
     let big = std::fs::File::create(dir.join("big.deploy")).unwrap();
     // Sparse: no 33 MiB written to disk.
-    big.set_len(deployfit_compiler::files::MAX_FILE_BYTES + 1)
+    big.set_len(deployfit_host::files::MAX_FILE_BYTES + 1)
         .unwrap();
     std::fs::write(dir.join("imports_big.deploy"), "import \"big.deploy\"\n").unwrap();
     let output = deployfit_in(&dir, &["check", "--format", "json", "imports_big.deploy"]);

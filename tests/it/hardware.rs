@@ -6,8 +6,8 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::Workspace;
-use deployfit_compiler::hardware::{
+use deployfit_host::Workspace;
+use deployfit_host::hardware::{
     self, CatalogGpu, DetectedGpu, HardwareReport, RecordedProbe, ToolRun, Vendor,
 };
 
@@ -499,7 +499,7 @@ fn the_binary_reports_this_machine_and_exits_0() {
 /// `gpus MODEL --here`: the report keeps this machine's GPUs only, summed up again.
 #[test]
 fn gpus_here_keeps_the_machines_gpus() {
-    let request = deployfit_compiler::query::GpusRequest {
+    let request = deployfit_host::query::GpusRequest {
         model: "qwen3_8b".into(),
         quant: None,
         min_quant: None,
@@ -507,7 +507,7 @@ fn gpus_here_keeps_the_machines_gpus() {
         seqs: 1,
         engine: "llamacpp".into(),
         kv_cache: "fp16".into(),
-        sort: deployfit_compiler::query::SortBy::Speed,
+        sort: deployfit_host::query::SortBy::Speed,
         ..Default::default()
     };
     let probe = RecordedProbe {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use deployfit_compiler::Workspace;
-use deployfit_compiler::db::{DeclKey, STDLIB, SourceFile};
-use deployfit_compiler::syntax::ast::DeclKind;
+use deployfit_host::Workspace;
+use deployfit_host::db::{DeclKey, STDLIB, SourceFile};
+use deployfit_host::syntax::ast::DeclKind;
 use salsa::plumbing::AsId;
 
 const TWO_DEPLOYMENTS: &str = "\

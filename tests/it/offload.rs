@@ -355,20 +355,20 @@ deployment mit_auslagerung {
 
 #[test]
 fn the_editor_shows_fits_with_offload() {
-    let mut workspace = deployfit_compiler::Workspace::new();
+    let mut workspace = deployfit_host::Workspace::new();
     let file = workspace.set_file(
         std::path::Path::new("/offload/editor.deploy"),
         ACCEPTANCE.to_string(),
     );
     let db = workspace.db();
-    let hints = deployfit_compiler::ide::inlay_hints(db, file);
+    let hints = deployfit_host::ide::inlay_hints(db, file);
     assert_eq!(hints.len(), 1);
     let label = &hints[0].label;
     assert!(label.contains("fits with offload"), "{label}");
     assert!(label.contains("/80 layers on GPU"), "{label}");
     // Hovering the deployment's name shows the verdict in its breakdown.
     let offset = ACCEPTANCE.find("big_on_one_card").unwrap() + 3;
-    let hover = deployfit_compiler::ide::hover(db, file, offset).expect("a hover");
+    let hover = deployfit_host::ide::hover(db, file, offset).expect("a hover");
     assert!(
         hover.markdown.contains("fits with offload"),
         "{}",
@@ -379,7 +379,7 @@ fn the_editor_shows_fits_with_offload() {
         std::path::Path::new("/offload/fits.deploy"),
         ACCEPTANCE.replace("llama_3_1_70b", "llama_3_1_8b"),
     );
-    let hints = deployfit_compiler::ide::inlay_hints(workspace.db(), file);
+    let hints = deployfit_host::ide::inlay_hints(workspace.db(), file);
     assert!(!hints[0].label.contains("offload"), "{}", hints[0].label);
 }
 

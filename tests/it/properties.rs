@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use deployfit_compiler::eval::figures::{Figures, PROPERTIES};
-use deployfit_compiler::eval::schema::FieldTy;
-use deployfit_compiler::eval::{EvalError, Value};
-use deployfit_compiler::units::Dim;
+use deployfit_host::eval::figures::{Figures, PROPERTIES};
+use deployfit_host::eval::schema::FieldTy;
+use deployfit_host::eval::{EvalError, Value};
+use deployfit_host::units::Dim;
 
 /// The property rows of docs/language.md: name → type column.
 fn documented() -> BTreeMap<String, String> {

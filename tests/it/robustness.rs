@@ -5,7 +5,7 @@ use crate::common;
 use std::path::Path;
 
 use common::{codes, deploy_files, deployfit_in, json, scratch};
-use deployfit_compiler::{Severity, Workspace};
+use deployfit_host::{Severity, Workspace};
 
 /// Runs the binary on a file with these bytes and returns the JSON report.
 fn check_bytes(name: &str, bytes: &[u8]) -> serde_json::Value {
@@ -148,7 +148,7 @@ fn pest_call_limit_is_a_diagnostic() {
         text.push_str("    require fits and fits and fits\n");
     }
     text.push_str("}\n");
-    let parsed = deployfit_compiler::syntax::parse(&text);
+    let parsed = deployfit_host::syntax::parse(&text);
     assert!(
         parsed
             .errors
@@ -167,7 +167,7 @@ fn pest_call_limit_is_a_diagnostic() {
 fn every_design_example_parses() {
     for path in deploy_files("tests/fixtures/design") {
         let text = std::fs::read_to_string(&path).unwrap();
-        let parsed = deployfit_compiler::syntax::parse(&text);
+        let parsed = deployfit_host::syntax::parse(&text);
         assert!(
             parsed.errors.is_empty(),
             "{}: {:?}",

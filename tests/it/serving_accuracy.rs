@@ -19,11 +19,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use deployfit_compiler::Workspace;
-use deployfit_compiler::db::Db;
-use deployfit_compiler::eval::entry::entry_of;
-use deployfit_compiler::explain::Explanation;
-use deployfit_compiler::syntax::ast::DeclKind;
+use deployfit_host::Workspace;
+use deployfit_host::db::Db;
+use deployfit_host::eval::entry::entry_of;
+use deployfit_host::explain::Explanation;
+use deployfit_host::syntax::ast::DeclKind;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -586,7 +586,7 @@ fn set_seqs(ws: &mut Workspace, all: Vec<&mut Case>) {
     let probe = ws.set_file(Path::new("serving-probe.deploy"), String::new());
     let gpu_memory: HashMap<&str, f64> = {
         let db: &dyn Db = ws.db();
-        let scope = deployfit_compiler::names::scope(db, probe);
+        let scope = deployfit_host::names::scope(db, probe);
         GPUS.iter()
             .map(|&(_, name)| {
                 let key = scope.lookup(DeclKind::Gpu, name).expect("catalog GPU");
@@ -819,7 +819,7 @@ fn enforce_eager_adds_per_layer_launches() {
     // `export` passes it on to vLLM.
     let file = ws.set_file(Path::new("eager-export.deploy"), text("yes"));
     let command = ws
-        .export(file, "d", deployfit_compiler::export::Target::Vllm)
+        .export(file, "d", deployfit_host::export::Target::Vllm)
         .expect("a vLLM command");
     assert!(command.contains("--enforce-eager"), "{command}");
     // 32 layers at llama.cpp's fitted CUDA launch cost, 2.89 ms per 32 layers.

@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use deployfit_compiler::eval::speed::{self, Backend, Family, SpeedInputs};
+use deployfit_host::eval::speed::{self, Backend, Family, SpeedInputs};
 
 struct Row {
     row: usize,

@@ -26,7 +26,7 @@ mod hand_written;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use deployfit_compiler::Workspace;
+use deployfit_host::Workspace;
 use deployfit_compiler::solve::milp::{self, Problem};
 use good_lp::{
     Expression, ResolutionError, Solution, SolverModel, Variable, microlp, variable, variables,

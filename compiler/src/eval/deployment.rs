@@ -166,11 +166,7 @@ impl Env for DeploymentEnv<'_, '_> {
 /// A model for a command-line query by catalog name, Hugging Face id, Ollama tag or
 /// file (materialized by [`crate::Workspace::want_model`]), or the sentence that says
 /// none matches, with the closest name.
-pub(crate) fn model_for_query(
-    db: &dyn Db,
-    scope: &Scope<'_>,
-    text: &str,
-) -> Result<String, String> {
+pub fn model_for_query(db: &dyn Db, scope: &Scope<'_>, text: &str) -> Result<String, String> {
     model_by_alias(db, scope, text, Path::new(COMMANDS)).ok_or_else(|| {
         if let Some(problem) = db
             .project()

@@ -296,7 +296,7 @@ pub fn scope_diags<'db>(db: &'db dyn Db, file: SourceFile) -> Vec<Diag<'db>> {
     for import in db::imports(db, file) {
         let loc = Loc::File(file, import.span);
         match import.file {
-            None if !crate::files::is_deploy_path(&import.path) => diags.push(
+            None if !crate::db::is_deploy_path(&import.path) => diags.push(
                 Diag::error(
                     Code::NameImportNotDeploy,
                     format!(

@@ -208,7 +208,7 @@ pub fn position_of(text: &str, offset: usize) -> Value {
 /// Asserts that published diagnostics equal a fresh check of `text` (codes and start
 /// positions): the server holds the text the client believes it has.
 pub fn assert_fresh_check(published: &[Value], path: &str, text: &str, context: &str) {
-    let mut fresh = deployfit_compiler::Workspace::new();
+    let mut fresh = deployfit_host::Workspace::new();
     let file = fresh.set_file(Path::new(path), text.to_string());
     let expected: Vec<(String, Value)> = fresh
         .check(file)

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::Workspace;
+use crate::db::Database;
+use salsa::Setter;
 
 /// The text without its `$0` marker, and the marker's byte offset.
 fn cursor(text: &str) -> (String, usize) {
@@ -15,9 +16,16 @@ fn cursor(text: &str) -> (String, usize) {
 /// Runs `query` on `text` (marker removed) at the marker.
 fn at_cursor<T>(text: &str, query: impl FnOnce(&dyn Db, SourceFile, usize) -> T) -> T {
     let (text, offset) = cursor(text);
-    let mut workspace = Workspace::new();
-    let file = workspace.set_file(Path::new("/ide/test.deploy"), text);
-    query(workspace.db(), file, offset)
+    // The compiler's database alone: these documents name catalog entries only, so
+    // nothing needs the host's file or model loading.
+    let mut db = Database::new();
+    let path = Path::new("/ide/test.deploy").to_path_buf();
+    let file = SourceFile::new(&db, path.clone(), text, None, false);
+    let project = db.project();
+    let mut files = project.files(&db).clone();
+    files.insert(path, file);
+    project.set_files(&mut db).to(files);
+    query(&db, file, offset)
 }
 
 /// The text a span covers in the file it belongs to.

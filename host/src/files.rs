@@ -11,12 +11,11 @@ use std::path::{Path, PathBuf};
 
 use deployfit_artifacts::file::kind_of;
 
+pub use deployfit_compiler::db::{EXTENSION, is_deploy_path};
+
 /// The largest file deployfit reads: 32 MiB, far above any real deployment file
 /// (the stdlib is under 100 KB), small enough to check in a few seconds.
 pub const MAX_FILE_BYTES: u64 = 32 << 20;
-
-/// The extension of the files deployfit reads.
-pub const EXTENSION: &str = "deploy";
 
 /// Why a file was not read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,11 +50,6 @@ impl fmt::Display for ReadError {
 /// An I/O error in words, without Rust's `(os error N)`.
 fn io(error: &std::io::Error) -> ReadError {
     ReadError::Io(deployfit_artifacts::file::io_words(error))
-}
-
-/// Whether a path names a `.deploy` file (by its extension).
-pub fn is_deploy_path(path: &Path) -> bool {
-    path.extension().is_some_and(|ext| ext == EXTENSION)
 }
 
 /// The bytes of a regular `.deploy` file of at most [`MAX_FILE_BYTES`].
