@@ -26,7 +26,7 @@ pub use safetensors::{
     read_safetensors,
 };
 
-/// Attention kind, spelled as the stdlib symbols (`compiler/src/eval/schema.rs` `ATTENTION`).
+/// Attention kind, spelled as the stdlib symbols (`model/src/schema.rs` `ATTENTION`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Attention {
     /// Multi-head attention: as many key/value heads as query heads.

@@ -117,6 +117,8 @@ pub fn export(
         .lookup(DeclKind::Engine, &setup.engine)
         .map(|key| crate::eval::entry_of(db, key));
     let dialect = engine_entry.and_then(|e| e.symbol("dialect"));
+    // The export target an engine's `dialect` names, as the typed `Target`.
+    let target_of = |e: &crate::eval::Entry<'_>| e.symbol("dialect").and_then(Target::from_dialect);
     let target = match target.or_else(|| dialect.and_then(Target::from_dialect)) {
         Some(target) => target,
         None => {
@@ -138,7 +140,7 @@ pub fn export(
     // dialect (an `extends` copy included), else the stdlib engine of that dialect.
     let engine_number = |field: &str| -> Option<f64> {
         engine_entry
-            .filter(|e| e.symbol("dialect") == Some(target.name()))
+            .filter(|e| target_of(e) == Some(target))
             .or_else(|| {
                 scope
                     .lookup(DeclKind::Engine, target.name())

@@ -500,9 +500,16 @@ fn eval_keys_no_decision_on_entry_names() {
         "ends_with(",
     ];
     let dir = root().join("compiler/src/eval");
+    let model = root().join("model/src");
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    let paths: Vec<std::path::PathBuf> = [&dir, &model]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    assert!(paths.len() >= 10, "{paths:?}");
+    for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();
         for (n, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
@@ -527,10 +534,62 @@ fn eval_keys_no_decision_on_entry_names() {
         found.join("\n")
     );
     // The former name lists are gone.
-    let speed = std::fs::read_to_string(dir.join("speed.rs")).unwrap();
+    let speed = std::fs::read_to_string(model.join("speed.rs")).unwrap();
     for gone in ["HBM_NAMES", "\"GeForce\"", "\"RTX 30\"", "\"H100\""] {
         assert!(!speed.contains(gone), "speed.rs still has {gone}");
     }
+}
+
+/// No product code compares an engine's `dialect` string: what an engine does is its own
+/// field (`expert_padding`, `offload`, `split` …), so an engine written by a user behaves by
+/// what it says, not by which engine it claims to be; `export` reads the dialect once into
+/// its typed `Target`.
+#[test]
+fn no_decision_on_an_engine_dialect() {
+    let mut found = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = [
+        "syntax/src",
+        "model/src",
+        "compiler/src",
+        "ide/src",
+        "host/src",
+        "lsp/src",
+        "src",
+    ]
+    .iter()
+    .map(|d| root().join(d))
+    .collect();
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains("symbol(\"dialect\")")
+                    && ["==", "!=", "matches!(", "match "]
+                        .iter()
+                        .any(|d| code.contains(d))
+                {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(files > 50, "{files} files");
+    assert!(
+        found.is_empty(),
+        "dialect-keyed decisions:\n{}",
+        found.join("\n")
+    );
 }
 
 /// An engine's spelling reaches a shell command: one that is not a plain flag value is

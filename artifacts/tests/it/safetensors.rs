@@ -358,7 +358,7 @@ fn folder_prefers_the_index_and_detects_kinds() {
 #[test]
 fn attention_symbols_are_the_stdlib_ones() {
     use deployfit_artifacts::Attention;
-    // compiler/src/eval/schema.rs ATTENTION = ["mha", "gqa", "mla", "hybrid"]
+    // model/src/schema.rs ATTENTION = ["mha", "gqa", "mla", "hybrid"]
     let all = [
         Attention::Mha,
         Attention::Gqa,

@@ -846,10 +846,11 @@ fn engine_parts(
 /// hidden size is padded whole; an expert's FFN width is split over the tensor-parallel
 /// GPUs first (whole experts with `expert_parallel`), and it is what one expert's
 /// parameters ([`expert_shares`]) give per layer over `3 × hidden` (gate, up and down). 0
-/// for another engine dialect, a format without the fields, or a model without `experts`.
+/// for an engine without `expert_padding = yes`, a format without the fields, or a model
+/// without `experts`.
 fn expert_padding(inputs: &Inputs<'_, '_>) -> f64 {
     let (model, quant) = (inputs.model, inputs.quant);
-    if inputs.engine.symbol("dialect") != Some("vllm") {
+    if inputs.engine.symbol("expert_padding") != Some("yes") {
         return 0.0;
     }
     let (Some(align_hidden), Some(align_width), Some(bpw)) = (

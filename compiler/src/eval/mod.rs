@@ -1,16 +1,15 @@
 //! Evaluation: values, the static check of expressions (names, units, types) and their
 //! evaluation over a deployment's properties.
 
+// The model's numerics and tables, their own crate (model/), under the paths the compiler
+// has always used.
+pub use deployfit_model::{figures, schema, sim, speed, value};
+
 pub mod deployment;
 pub mod entry;
 pub mod estimate;
-pub mod figures;
 pub mod parallel;
-pub mod schema;
-pub mod sim;
-pub mod speed;
 pub mod support;
-pub mod value;
 
 use crate::db::DeclKey;
 use crate::diagnostics::codes::Code;

@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::milp;
 use crate::candidate::{Mode, run_with_offers};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
@@ -30,6 +29,7 @@ use crate::eval::schema::CLASS;
 use crate::span::Span;
 use crate::syntax::ast::{BinaryOp, DeclKind, Entry as AstEntry, ExprKind, Require};
 use crate::units::{Dim, Num, Quantity};
+use deployfit_model::milp;
 
 /// The `seqs` a probe tries (concurrent sequences per replica); a written `seqs` caps
 /// them.

@@ -9,7 +9,7 @@ use serde::Serialize;
 mod bound;
 pub mod fleet;
 mod holes;
-pub mod milp;
+pub use deployfit_model::milp;
 
 use holes::hole_values;
 pub use holes::{COUNTS, MAX_REPLICAS};

@@ -141,7 +141,7 @@ pub fn undominated(p: &Problem) -> Vec<usize> {
 /// The programs solved so far, kept for benches/milp-compare (feature `milp-trace`).
 #[cfg(feature = "milp-trace")]
 pub mod trace {
-    use crate::solve::milp::Problem;
+    use crate::milp::Problem;
     use std::sync::Mutex;
 
     static SEEN: Mutex<Vec<Problem>> = Mutex::new(Vec::new());

@@ -959,6 +959,11 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::NonNegative),
     f(
+        "expert_padding",
+        FieldTy::Symbol(YES_NO),
+        "engine memory: `yes` when the engine stores a mixture of experts' routed expert matrices in its MoE kernel's padded layout, aligned as the quant's `vllm_expert_align_hidden` and `vllm_expert_align_width` say (vLLM; default `no`)",
+    ),
+    f(
         "graphs_in_budget",
         FieldTy::Symbol(YES_NO),
         "engine memory: `yes` when the CUDA-graph pool counts inside `utilization`; `no` when it comes on top of it (default `yes`)",
