@@ -1,4 +1,4 @@
-//! The hand-written fleet solver that compiler/src/solve/milp.rs replaced (git: the file
+//! The hand-written fleet solver that model/src/milp.rs replaced (git: the file
 //! as of commit 8d2c786), kept here verbatim but for this header and the shared types so that the comparison
 //! in docs/cost.md can be rerun. It reuses the product's `Problem`, `Plan` and `Outcome`.
 #![allow(dead_code)]

@@ -1,6 +1,6 @@
 //! Issue 32: was the hand-written fleet MILP faster and as robust as a library? Three
 //! solvers take the same programs: the hand-written one deployfit had (kept in
-//! `hand_written.rs`), deployfit's solver now (compiler/src/solve/milp.rs: microlp, called
+//! `hand_written.rs`), deployfit's solver now (model/src/milp.rs: microlp, called
 //! directly, with node slices for cancellation), and good_lp over microlp (the modelling
 //! layer the issue named), as a cross-check of the formulation. The programs:
 //!
