@@ -1,6 +1,7 @@
 //! Names: one scope per file (stdlib + imports + the file), one namespace per kind.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::db::{self, Db, DeclKey, SourceFile};
 use crate::diagnostics::codes::Code;
@@ -11,22 +12,46 @@ use crate::syntax::ast::{Decl, DeclKind};
 /// The names a file sees.
 #[derive(Clone, Debug, PartialEq, Eq, salsa::SalsaValue)]
 pub struct Scope<'db> {
-    pub entries: BTreeMap<(DeclKind, String), DeclKey<'db>>,
+    /// Per kind, name → the definition that wins. Names are shared (`Arc<str>`), so a
+    /// file's scope starts as a cheap copy of the stdlib's ([`stdlib_scope`]).
+    entries: BTreeMap<DeclKind, BTreeMap<Arc<str>, DeclKey<'db>>>,
     /// (the definition that wins, a later one with the same kind and name)
     pub conflicts: Vec<(DeclKey<'db>, DeclKey<'db>)>,
 }
 
 impl<'db> Scope<'db> {
     pub fn lookup(&self, kind: DeclKind, name: &str) -> Option<DeclKey<'db>> {
-        self.entries.get(&(kind, name.to_string())).copied()
+        self.entries.get(&kind)?.get(name).copied()
     }
 
     /// All names of one kind, in order.
     pub fn names(&self, kind: DeclKind) -> impl Iterator<Item = (&str, DeclKey<'db>)> {
         self.entries
-            .range((kind, String::new())..)
-            .take_while(move |((k, _), _)| *k == kind)
-            .map(|((_, name), key)| (name.as_str(), *key))
+            .get(&kind)
+            .into_iter()
+            .flatten()
+            .map(|(name, key)| (&**name, *key))
+    }
+
+    /// Every definition that wins, by kind then name.
+    pub fn keys(&self) -> impl Iterator<Item = DeclKey<'db>> + '_ {
+        self.entries
+            .values()
+            .flat_map(|names| names.values().copied())
+    }
+
+    /// Adds a file's declarations after those already in scope: the first definition of a
+    /// kind and name wins, a later one is a conflict.
+    fn add(&mut self, db: &'db dyn Db, source: SourceFile) {
+        for key in db::decl_keys(db, source) {
+            let names = self.entries.entry(key.kind(db)).or_default();
+            match names.get(key.name(db).as_str()) {
+                Some(first) => self.conflicts.push((*first, *key)),
+                None => {
+                    names.insert(Arc::from(key.name(db).as_str()), *key);
+                }
+            }
+        }
     }
 
     /// The closest name of `kind` to `name`, for "did you mean".
@@ -101,10 +126,10 @@ fn extends_parent<'db>(
 pub fn extends_chains<'db>(db: &'db dyn Db, file: SourceFile) -> HashMap<DeclKey<'db>, Chain> {
     let scope = scope(db, file);
     let mut chains: HashMap<DeclKey<'db>, Chain> = HashMap::new();
-    for start in scope.entries.values() {
+    for start in scope.keys() {
         let mut path: Vec<DeclKey<'db>> = Vec::new();
         let mut on_path: HashMap<DeclKey<'db>, usize> = HashMap::new();
-        let mut current = Some(*start);
+        let mut current = Some(start);
         // The chain of the last entry left on `path`.
         let tail = loop {
             let Some(key) = current else {
@@ -195,31 +220,36 @@ pub fn extends_stop<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Option<Option<Di
     }
 }
 
-/// The names visible from a file: stdlib, the file, and its imports (transitively).
+/// The stdlib's names (the embedded files and the generated models file): built once per
+/// revision and copied by every file's [`scope`], so that a command over many files does
+/// not rebuild the ~3,000-name catalog map for each.
 #[salsa::tracked(returns(ref))]
-pub fn scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
+pub fn stdlib_scope<'db>(db: &'db dyn Db, project: db::Project) -> Scope<'db> {
     let mut scope = Scope {
         entries: BTreeMap::new(),
         conflicts: Vec::new(),
     };
-    let mut files: Vec<SourceFile> = db.project().stdlib(db).clone();
+    for source in project.stdlib(db) {
+        scope.add(db, *source);
+    }
+    scope
+}
+
+/// The names visible from a file: stdlib, the file, and its imports (transitively).
+#[salsa::tracked(returns(ref))]
+pub fn scope<'db>(db: &'db dyn Db, file: SourceFile) -> Scope<'db> {
+    let mut scope = stdlib_scope(db, db.project()).clone();
+    if file.is_stdlib(db) {
+        return scope;
+    }
     let mut imported = db::reachable(db, file);
     imported.reverse();
-    files.extend(imported);
-    if !file.is_stdlib(db) {
-        files.push(file);
-    }
-    for source in files {
-        for key in db::decl_keys(db, source) {
-            let id = (key.kind(db), key.name(db).clone());
-            match scope.entries.get(&id) {
-                Some(first) => scope.conflicts.push((*first, *key)),
-                None => {
-                    scope.entries.insert(id, *key);
-                }
-            }
+    for source in imported {
+        if !source.is_stdlib(db) {
+            scope.add(db, source);
         }
     }
+    scope.add(db, file);
     scope
 }
 
