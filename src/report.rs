@@ -832,7 +832,7 @@ fn solver(out: &mut String, s: &Solution) {
                     .decode_tps
                     .map(|d| format!("{d:.1} tok/s"))
                     .unwrap_or_default()),
-                esc(c.memory_per_gpu.as_deref().unwrap_or("")),
+                esc(c.memory_per_gpu_display.as_deref().unwrap_or("")),
                 if front.contains(&i) {
                     "on the front"
                 } else {
@@ -975,7 +975,7 @@ fn scatter(
             "#{} {}: ${cost:.2}/h, {speed:.1} tok/s{}{}",
             i + 1,
             assignment(c),
-            c.memory_per_gpu
+            c.memory_per_gpu_display
                 .as_deref()
                 .map(|m| format!(", {m} per GPU"))
                 .unwrap_or_default(),

@@ -87,7 +87,7 @@ pub fn solution(s: &Solution) -> String {
                     c.decode_tps
                         .map(|d| format!("{d:.1} tok/s"))
                         .unwrap_or_default(),
-                    c.memory_per_gpu.clone().unwrap_or_default(),
+                    c.memory_per_gpu_display.clone().unwrap_or_default(),
                     c.rental.clone().unwrap_or_else(|| "—".into()),
                 ]
             })

@@ -121,6 +121,17 @@ fn solve_ranks_and_explains_the_misses() {
         objectives.windows(2).all(|w| w[0] <= w[1]),
         "{objectives:?}"
     );
+    // Quantities are numbers with the unit in the key, the printed text beside them.
+    for c in ranked {
+        let bytes = c["memory_per_gpu_bytes"].as_u64().expect("whole bytes");
+        let display = c["memory_per_gpu_display"].as_str().unwrap();
+        let gib: f64 = display.strip_suffix(" GiB").unwrap().parse().unwrap();
+        assert!(
+            (bytes as f64 / (1u64 << 30) as f64 - gib).abs() < 0.01,
+            "{c}"
+        );
+        assert!(c.get("memory_per_gpu").is_none(), "{c}");
+    }
     for miss in s["misses"].as_array().unwrap() {
         assert!(miss["objective"].as_f64().unwrap() <= objectives[0]);
         assert!(miss["failure"].as_str().unwrap().contains("deploy::"));

@@ -47,7 +47,9 @@ pub struct Candidate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rental: Option<String>,
     pub decode_tps: Option<f64>,
-    pub memory_per_gpu: Option<String>,
+    /// What one GPU holds, in bytes (a whole number), and as printed (`"39.00 GiB"`).
+    pub memory_per_gpu_bytes: Option<u64>,
+    pub memory_per_gpu_display: Option<String>,
     /// For infeasible candidates: the first constraint that failed, with its figures.
     pub failure: Option<String>,
 }
@@ -510,7 +512,14 @@ pub(crate) fn search<'db>(
                 .and_then(|setup| setup.rental.as_ref())
                 .map(crate::eval::estimate::Rental::describe),
             decode_tps: result.figures.decode_tps.clone().ok(),
-            memory_per_gpu: result
+            memory_per_gpu_bytes: result
+                .figures
+                .memory_per_gpu
+                .clone()
+                .ok()
+                .filter(|b| shown && b.is_finite() && *b >= 0.0)
+                .map(|b| b.round() as u64),
+            memory_per_gpu_display: result
                 .figures
                 .get("memory_per_gpu")
                 .filter(|_| shown)
@@ -834,7 +843,7 @@ pub(crate) fn solve<'db>(
         if let Some(decode) = best.decode_tps {
             parts.push(format!("{decode:.1} tok/s"));
         }
-        if let Some(memory) = &best.memory_per_gpu {
+        if let Some(memory) = &best.memory_per_gpu_display {
             parts.push(format!("{memory} per GPU"));
         }
         parts.join(", ")
