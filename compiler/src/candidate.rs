@@ -8,6 +8,7 @@ use crate::eval::deployment::{Cx, DeploymentEnv, Resolved, Setup};
 use crate::eval::entry::Entry;
 use crate::eval::estimate::{self, Inputs, Pricing, PricingMode};
 use crate::eval::figures::Figures;
+use crate::eval::schema;
 use crate::eval::{self, Value, as_count};
 use crate::names::Scope;
 use crate::rules;
@@ -347,12 +348,17 @@ pub(crate) fn pricing_settings(resolved: &Resolved) -> PricingSettings {
         _ => None,
     };
     PricingSettings {
-        mode: if symbol("pricing").as_deref() == Some("owned") {
+        mode: if symbol("pricing")
+            .as_deref()
+            .and_then(schema::Pricing::parse)
+            == Some(schema::Pricing::Owned)
+        {
             PricingMode::Owned
         } else {
             PricingMode::Cloud
         },
-        spot: symbol("spot").as_deref() == Some("true"),
+        spot: symbol("spot").as_deref().and_then(schema::Boolean::parse)
+            == Some(schema::Boolean::True),
         provider: symbol("provider"),
         region: match resolved.fields.get("region") {
             Some(Value::Str(s)) => Some(s.clone()),

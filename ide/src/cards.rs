@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::db::{Db, SourceFile};
 use crate::eval::deployment::model_for_query;
+use crate::eval::schema::Attention;
 use crate::eval::{Entry, Value};
 use crate::syntax::ast::DeclKind;
 
@@ -81,7 +82,9 @@ pub fn model_card(db: &dyn Db, file: SourceFile, text: &str) -> Result<ModelCard
         .filter_map(|(kv, kv_key)| {
             let bytes = crate::eval::entry_of(db, kv_key).number("bytes")?;
             let layers = layers? as f64;
-            let elements = if attention.as_deref() == Some("mla") {
+            let elements = if attention.as_deref().and_then(Attention::parse)
+                == Some(Attention::Mla)
+            {
                 (whole(model, "kv_lora_rank")? + whole(model, "qk_rope_dim").unwrap_or(0)) as f64
             } else {
                 2.0 * kv_heads? as f64 * head_dim? as f64

@@ -172,7 +172,9 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             }) && breakdown.offload.is_none();
             // An engine that picks its kernels (`kernels = auto`, the generic engine) says
             // which it picked and why.
-            if engine_entry.is_some_and(|engine| engine.symbol("kernels") == Some("auto")) {
+            if engine_entry.is_some_and(|engine| {
+                engine.symbol_as("kernels") == Some(crate::eval::schema::Kernels::Auto)
+            }) {
                 assumptions.push(if serving {
                     format!("engine {}: no serving engine named, so speeds are a serving engine's at the pooled fit (a data-centre GPU and a format the serving engines load); name one (`engine = vllm`, `sglang`, ...) for its own", setup.engine)
                 } else {

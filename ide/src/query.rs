@@ -422,7 +422,10 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
     let catalog: Vec<(&str, &Entry<'_>)> = scope
         .names(DeclKind::Gpu)
         // `gpu = cpu` (`device = cpu`) is not a card to list.
-        .filter(|(_, key)| crate::eval::entry_of(db, *key).symbol("device") != Some("cpu"))
+        .filter(|(_, key)| {
+            crate::eval::entry_of(db, *key).symbol_as("device")
+                != Some(crate::eval::schema::Device::Cpu)
+        })
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .collect();
     let mut chosen: Vec<(&str, &Entry<'_>)> = if request.gpus.is_empty() {

@@ -331,74 +331,137 @@ fn describe_char(c: char) -> String {
     }
 }
 
-pub const VENDORS: &[&str] = &["nvidia", "amd", "apple", "intel"];
-pub const INTERCONNECTS: &[&str] = &["nvlink", "pcie", "unified"];
-pub const ATTENTION: &[&str] = &["mha", "gqa", "mla", "hybrid"];
-pub const QUANT_KINDS: &[&str] = &["gguf", "awq", "gptq", "fp", "mlx"];
-pub const LEVELS: &[&str] = &["error", "warn", "info"];
-pub const WINDOW_KV: &[&str] = &["windowed", "full"];
-pub const MEMORY_KINDS: &[&str] = &["hbm", "gddr", "ddr", "unified"];
-/// Where a GPU is sold and used: `gpus --segment`, and the "smallest buyable GPU" of
-/// `matrix` and the `does_not_fit` help (mining and embedded parts only when asked).
-pub const SEGMENTS: &[&str] = &[
-    "datacenter",
-    "workstation",
-    "consumer",
-    "laptop",
-    "apple",
-    "mining",
-    "embedded",
-];
-/// Tensor-core element types a format's matrix multiplies need (quants' `tensor`).
-pub const TENSOR_TYPES: &[&str] = &["fp16", "bf16", "fp8", "fp4", "int8"];
-/// What an engine does with weights whose tensor type the GPU lacks (engines' `fallback`).
-pub const FALLBACKS: &[&str] = &["weight_only", "dequantize", "upcast", "none"];
-pub const YES_NO: &[&str] = &["yes", "no"];
-/// Whether an engine can keep part of a model in system RAM (engines' `offload`).
-pub const OFFLOAD_KINDS: &[&str] = &["layers", "none"];
-/// What a deployment asks of offload: as many layers as fit on the GPUs (`auto`), or
-/// none (deployments' `offload`).
-pub const OFFLOAD_MODES: &[&str] = &["auto", "none"];
-/// What a `gpu` entry computes on: a GPU, or the host's CPU (`gpu = cpu`).
-pub const DEVICES: &[&str] = &["gpu", "cpu"];
-pub const GPU_FAMILIES: &[&str] = &[
-    "geforce",
-    "workstation",
-    "datacenter",
-    "apple",
-    "radeon",
-    "other",
-];
-pub const DIALECTS: &[&str] = &[
-    "vllm",
-    "sglang",
-    "tensorrt_llm",
-    "llamacpp",
-    "ollama",
-    "tgi",
-    "lmdeploy",
-    "mlx",
-    "generic",
-];
-/// The clouds whose offers the stdlib lists (stdlib/offers.deploy).
-pub const PROVIDERS: &[&str] = &["aws", "azure", "gcp", "lambda", "runpod"];
-/// How a deployment pays for its GPUs (docs/cost.md).
-pub const PRICINGS: &[&str] = &["cloud", "owned"];
-/// `fleet = single` (default: one GPU type, `replicas` copies) or `mixed` (the solver
-/// picks replicas per GPU type for the workload's request classes; docs/cost.md).
-pub const FLEETS: &[&str] = &["single", "mixed"];
-/// `spot = true` or `false`.
-pub const BOOLEANS: &[&str] = &["true", "false"];
-pub const KERNELS: &[&str] = &["serving", "llamacpp", "auto"];
-/// Whether a workload's requests all have its lengths or vary around them.
-pub const LENGTHS: &[&str] = &["fixed", "varied"];
-/// How a serving engine mixes prompt chunks with decodes (engines' `scheduling`).
-pub const SCHEDULINGS: &[&str] = &["mixed", "prefill_first"];
-/// How a speculative-decoding drafter proposes tokens (`speculative { method }`):
-/// an EAGLE-3 head, the model's own multi-token-prediction layer, prompt n-gram lookup,
-/// or a separate draft model (`draft = <model>`).
-pub const SPEC_METHODS: &[&str] = &["eagle3", "mtp", "ngram", "draft"];
-pub const SPLITS: &[&str] = &["tensor", "layers"];
+/// A symbol field's values as a Rust enum and the schema's table of spellings, from one
+/// list: the table (`VENDORS` …) is what the schema checks a value against, the enum is
+/// what the model compares, so a misspelt value is a compile error, never a silent miss.
+/// Read a field as one with `Entry::symbol_as::<Vendor>("vendor")`.
+macro_rules! symbols {
+    ($($(#[$meta:meta])* $name:ident, $table:ident { $($variant:ident = $text:literal),+ $(,)? })+) => {$(
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            /// Every spelling, in the schema's order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            /// The value a spelling names.
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($text => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// The spelling in `.deploy` files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $text),+
+                }
+            }
+        }
+
+        impl Symbol for $name {
+            fn parse(text: &str) -> Option<Self> {
+                $name::parse(text)
+            }
+        }
+
+        $(#[$meta])*
+        pub const $table: &[&str] = $name::NAMES;
+    )+};
+}
+
+/// A symbol field's enum (made by `symbols!`).
+pub trait Symbol: Sized + Copy {
+    fn parse(text: &str) -> Option<Self>;
+}
+
+symbols! {
+    /// Who makes a GPU (gpus' `vendor`).
+    Vendor, VENDORS { Nvidia = "nvidia", Amd = "amd", Apple = "apple", Intel = "intel" }
+    /// How a GPU talks to its peers (gpus' `interconnect`).
+    Interconnect, INTERCONNECTS { Nvlink = "nvlink", Pcie = "pcie", Unified = "unified" }
+    /// A model's attention (models' `attention`).
+    Attention, ATTENTION { Mha = "mha", Gqa = "gqa", Mla = "mla", Hybrid = "hybrid" }
+    /// A weight format's family (quants' `kind`).
+    QuantKind, QUANT_KINDS { Gguf = "gguf", Awq = "awq", Gptq = "gptq", Fp = "fp", Mlx = "mlx" }
+    /// A rule's level.
+    Level, LEVELS { Error = "error", Warn = "warn", Info = "info" }
+    /// Whether an engine keeps a sliding-window layer's KV cache windowed or whole (engines' `window_kv`).
+    WindowKv, WINDOW_KV { Windowed = "windowed", Full = "full" }
+    /// A GPU's memory technology (gpus' `memory_kind`).
+    MemoryKind, MEMORY_KINDS { Hbm = "hbm", Gddr = "gddr", Ddr = "ddr", Unified = "unified" }
+    /// Where a GPU is sold and used: `gpus --segment`, and the "smallest buyable GPU" of
+    /// `matrix` and the `does_not_fit` help (mining and embedded parts only when asked).
+    Segment, SEGMENTS {
+        Datacenter = "datacenter",
+        Workstation = "workstation",
+        Consumer = "consumer",
+        Laptop = "laptop",
+        Apple = "apple",
+        Mining = "mining",
+        Embedded = "embedded",
+    }
+    /// Tensor-core element types a format's matrix multiplies need (quants' `tensor`).
+    TensorType, TENSOR_TYPES { Fp16 = "fp16", Bf16 = "bf16", Fp8 = "fp8", Fp4 = "fp4", Int8 = "int8" }
+    /// What an engine does with weights whose tensor type the GPU lacks (engines' `fallback`).
+    Fallback, FALLBACKS { WeightOnly = "weight_only", Dequantize = "dequantize", Upcast = "upcast", None = "none" }
+    /// A yes-or-no field.
+    YesNo, YES_NO { Yes = "yes", No = "no" }
+    /// Whether an engine can keep part of a model in system RAM (engines' `offload`).
+    OffloadKind, OFFLOAD_KINDS { Layers = "layers", None = "none" }
+    /// What a deployment asks of offload: as many layers as fit on the GPUs (`auto`), or
+    /// none (deployments' `offload`).
+    OffloadMode, OFFLOAD_MODES { Auto = "auto", None = "none" }
+    /// What a `gpu` entry computes on: a GPU, or the host's CPU (`gpu = cpu`).
+    Device, DEVICES { Gpu = "gpu", Cpu = "cpu" }
+    /// A GPU's product family (gpus' `family`).
+    GpuFamily, GPU_FAMILIES {
+        Geforce = "geforce",
+        Workstation = "workstation",
+        Datacenter = "datacenter",
+        Apple = "apple",
+        Radeon = "radeon",
+        Other = "other",
+    }
+    /// The engine an entry is, or runs like (engines' `dialect`): which quants it runs and
+    /// how `export` writes it.
+    Dialect, DIALECTS {
+        Vllm = "vllm",
+        Sglang = "sglang",
+        TensorrtLlm = "tensorrt_llm",
+        Llamacpp = "llamacpp",
+        Ollama = "ollama",
+        Tgi = "tgi",
+        Lmdeploy = "lmdeploy",
+        Mlx = "mlx",
+        Generic = "generic",
+    }
+    /// The clouds whose offers the stdlib lists (stdlib/offers.deploy).
+    Provider, PROVIDERS { Aws = "aws", Azure = "azure", Gcp = "gcp", Lambda = "lambda", Runpod = "runpod" }
+    /// How a deployment pays for its GPUs (docs/cost.md).
+    Pricing, PRICINGS { Cloud = "cloud", Owned = "owned" }
+    /// `fleet = single` (default: one GPU type, `replicas` copies) or `mixed` (the solver
+    /// picks replicas per GPU type for the workload's request classes; docs/cost.md).
+    Fleet, FLEETS { Single = "single", Mixed = "mixed" }
+    /// `spot = true` or `false`.
+    Boolean, BOOLEANS { True = "true", False = "false" }
+    /// Which speed model an engine's kernels follow (engines' `kernels`).
+    Kernels, KERNELS { Serving = "serving", Llamacpp = "llamacpp", Auto = "auto" }
+    /// Whether a workload's requests all have its lengths or vary around them.
+    Lengths, LENGTHS { Fixed = "fixed", Varied = "varied" }
+    /// How a serving engine mixes prompt chunks with decodes (engines' `scheduling`).
+    Scheduling, SCHEDULINGS { Mixed = "mixed", PrefillFirst = "prefill_first" }
+    /// How a speculative-decoding drafter proposes tokens (`speculative { method }`):
+    /// an EAGLE-3 head, the model's own multi-token-prediction layer, prompt n-gram lookup,
+    /// or a separate draft model (`draft = <model>`).
+    SpecMethod, SPEC_METHODS { Eagle3 = "eagle3", Mtp = "mtp", Ngram = "ngram", Draft = "draft" }
+    /// How an engine splits a model over GPUs (engines' `split`).
+    Split, SPLITS { Tensor = "tensor", Layers = "layers" }
+}
 
 /// Tensor rates are dense multiply-add throughput per clock per SM (NVIDIA), CU (AMD) or
 /// Xe-core (Intel), counting 2 FLOPs per multiply-add; absent means no tensor path.
@@ -1266,6 +1329,28 @@ pub fn field_spec(kind: DeclKind, name: &str) -> Option<&'static FieldSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbol_enums_round_trip_their_tables() {
+        fn round_trip<T: Symbol + PartialEq + std::fmt::Debug>(
+            names: &[&str],
+            name: impl Fn(T) -> &'static str,
+        ) {
+            for text in names {
+                let value = T::parse(text).unwrap_or_else(|| panic!("{text}"));
+                assert_eq!(name(value), *text);
+            }
+            assert!(T::parse("no_such_value").is_none());
+        }
+        round_trip::<Vendor>(VENDORS, Vendor::name);
+        round_trip::<MemoryKind>(MEMORY_KINDS, MemoryKind::name);
+        round_trip::<GpuFamily>(GPU_FAMILIES, GpuFamily::name);
+        round_trip::<Dialect>(DIALECTS, Dialect::name);
+        round_trip::<Fallback>(FALLBACKS, Fallback::name);
+        round_trip::<TensorType>(TENSOR_TYPES, TensorType::name);
+        assert_eq!(MEMORY_KINDS, &["hbm", "gddr", "ddr", "unified"]);
+        assert_eq!(YES_NO, &["yes", "no"]);
+    }
 
     #[test]
     fn hugging_face_ids() {

@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use super::schema::{GpuFamily, Vendor};
 use super::sim::Shape;
 pub use super::sim::{Arrivals, Scheduling};
 
@@ -54,24 +55,24 @@ impl Family {
     /// a single decode stream); `family = geforce` is [`Family::Geforce`]; other AMD and
     /// Intel parts are [`Family::Other`]; other NVIDIA parts [`Family::Workstation`].
     pub fn classify(
-        vendor: Option<&str>,
+        vendor: Option<Vendor>,
         unified: bool,
         hbm: bool,
-        family: Option<&str>,
+        family: Option<GpuFamily>,
     ) -> (Family, Backend) {
-        if unified || vendor == Some("apple") || family == Some("apple") {
+        if unified || vendor == Some(Vendor::Apple) || family == Some(GpuFamily::Apple) {
             return (Family::Apple, Backend::Metal);
         }
         let backend = match vendor {
-            Some("amd") => Backend::Rocm,
-            Some("intel") => Backend::Other,
+            Some(Vendor::Amd) => Backend::Rocm,
+            Some(Vendor::Intel) => Backend::Other,
             _ => Backend::Cuda,
         };
         let class = match family {
-            Some("datacenter") => Family::Hbm,
+            Some(GpuFamily::Datacenter) => Family::Hbm,
             None if hbm => Family::Hbm,
-            Some("geforce") => Family::Geforce,
-            _ if matches!(vendor, Some("amd" | "intel")) => Family::Other,
+            Some(GpuFamily::Geforce) => Family::Geforce,
+            _ if matches!(vendor, Some(Vendor::Amd | Vendor::Intel)) => Family::Other,
             _ => Family::Workstation,
         };
         (class, backend)

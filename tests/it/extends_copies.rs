@@ -592,6 +592,45 @@ fn no_decision_on_an_engine_dialect() {
     );
 }
 
+/// No product code compares a catalog symbol's value as a string: symbol fields are read as
+/// the enums `schema::symbols!` makes (`entry.symbol_as::<MemoryKind>("memory_kind") ==
+/// Some(MemoryKind::Hbm)`), so a misspelt value does not compile.
+#[test]
+fn symbol_values_are_compared_as_enums() {
+    let mut found = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = ["model/src", "compiler/src", "ide/src", "host/src"]
+        .iter()
+        .map(|d| root().join(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (n, line) in code.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let compared = code.contains(".symbol(\"") && code.contains("Some(\"");
+                let matched = code.contains("match ") && code.contains(".symbol(\"");
+                if compared || matched {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "symbol values compared as strings:\n{}",
+        found.join("\n")
+    );
+}
+
 /// An engine's spelling reaches a shell command: one that is not a plain flag value is
 /// rejected by `check` and never exported.
 #[test]

@@ -9,7 +9,7 @@ use super::Env;
 use super::entry::{catalog_model, const_field, lookup};
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
-use super::schema::{FieldTy, OWNED, SPECULATIVE, WORKLOAD, field_spec};
+use super::schema::{FieldTy, OWNED, OffloadKind, SPECULATIVE, WORKLOAD, field_spec};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -375,11 +375,13 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         decl.field("offload"),
     ) && mode == "auto"
         && let Some(engine_key) = scope.lookup(DeclKind::Engine, engine)
-        && super::entry_of(db, engine_key).symbol("offload") != Some("layers")
+        && super::entry_of(db, engine_key).symbol_as("offload") != Some(OffloadKind::Layers)
     {
         let able: Vec<String> = scope
             .names(DeclKind::Engine)
-            .filter(|(_, key)| super::entry_of(db, *key).symbol("offload") == Some("layers"))
+            .filter(|(_, key)| {
+                super::entry_of(db, *key).symbol_as("offload") == Some(OffloadKind::Layers)
+            })
             .map(|(name, _)| format!("`{name}`"))
             .collect();
         let help = if able.is_empty() {

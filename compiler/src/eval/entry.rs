@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::schema::{FieldSpec, FieldTy, Valid, field_spec, quote_list, schema};
+use super::schema::{
+    FieldSpec, FieldTy, Interconnect, MemoryKind, Symbol, Valid, field_spec, quote_list, schema,
+};
 use super::{Checker, EvalError, Ty, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -83,11 +85,17 @@ impl Entry<'_> {
         }
     }
 
+    /// A symbol field read as its enum (`schema::symbols!`): `None` when the field is
+    /// absent (the schema has already refused a value outside the enum).
+    pub fn symbol_as<T: Symbol>(&self, name: &str) -> Option<T> {
+        self.symbol(name).and_then(T::parse)
+    }
+
     /// For a GPU: whether its memory is unified with the host's (`interconnect = unified` or
     /// `memory_kind = unified`): the GPU may wire only part of it (Apple).
     pub fn unified_memory(&self) -> bool {
-        self.symbol("interconnect") == Some("unified")
-            || self.symbol("memory_kind") == Some("unified")
+        self.symbol_as("interconnect") == Some(Interconnect::Unified)
+            || self.symbol_as("memory_kind") == Some(MemoryKind::Unified)
     }
 
     /// A string-valued field (`vllm_name = "fp8"`), when written.

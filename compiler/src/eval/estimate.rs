@@ -8,6 +8,10 @@
 
 use super::entry::Entry;
 use super::figures::Figures;
+use super::schema::{
+    self, Attention, Device, Fallback, GpuFamily, Interconnect, Kernels, MemoryKind, OffloadKind,
+    QuantKind, Split, TensorType, YesNo,
+};
 use super::speed;
 use super::support::{self, Support};
 use super::value::{EvalError, Value};
@@ -235,13 +239,15 @@ impl<'a, 'db> Inputs<'a, 'db> {
 
     /// Whether the `gpu` entry is the host's CPU (`device = cpu`).
     pub fn on_cpu(&self) -> bool {
-        self.gpu.symbol("device") == Some("cpu")
+        self.gpu.symbol_as("device") == Some(Device::Cpu)
     }
 
     /// Whether layers may be kept in host memory: `offload = auto` on an engine with
     /// `offload = layers`, on a GPU.
     fn may_offload(&self) -> bool {
-        self.offload && self.engine.symbol("offload") == Some("layers") && !self.on_cpu()
+        self.offload
+            && self.engine.symbol_as("offload") == Some(OffloadKind::Layers)
+            && !self.on_cpu()
     }
 }
 
@@ -682,7 +688,10 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
 /// neither MLA nor a sliding-window `hybrid` (whose local layers hold that place; its linear
 /// layers then count as full attention).
 pub fn linear_attention(model: &Entry<'_>) -> Option<(f64, f64)> {
-    if matches!(model.symbol("attention"), Some("mla" | "hybrid")) {
+    if matches!(
+        model.symbol_as("attention"),
+        Some(Attention::Mla | Attention::Hybrid)
+    ) {
         return None;
     }
     let linear = model.number("linear_layers")?;
@@ -776,10 +785,10 @@ fn engine_parts(
     // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
     let count = inputs.gpus_per_replica().max(1) as f64;
     let number = |field: &str| engine.number(field).unwrap_or(0.0);
-    let yes = |field: &str, default: bool| match engine.symbol(field) {
-        Some("yes") => true,
-        Some("no") => false,
-        _ => default,
+    let yes = |field: &str, default: bool| match engine.symbol_as(field) {
+        Some(YesNo::Yes) => true,
+        Some(YesNo::No) => false,
+        None => default,
     };
     let vocab = model.number("vocab").unwrap_or(0.0);
     let hidden = model.number("hidden").unwrap_or(0.0);
@@ -850,7 +859,7 @@ fn engine_parts(
 /// without `experts`.
 fn expert_padding(inputs: &Inputs<'_, '_>) -> f64 {
     let (model, quant) = (inputs.model, inputs.quant);
-    if inputs.engine.symbol("expert_padding") != Some("yes") {
+    if inputs.engine.symbol_as("expert_padding") != Some(YesNo::Yes) {
         return 0.0;
     }
     let (Some(align_hidden), Some(align_width), Some(bpw)) = (
@@ -1070,7 +1079,7 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
     // An engine whose own kernels dequantize every format it loads (ggml: `fallback =
     // dequantize`) runs this one as it runs all the others: nothing to warn about.
     figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast)
-        && inputs.engine.symbol("fallback") != Some("dequantize"));
+        && inputs.engine.symbol_as("fallback") != Some(Fallback::Dequantize));
     figures.quant_support_note = Ok(support::note(
         inputs.quant,
         inputs.quant_name,
@@ -1477,10 +1486,6 @@ fn speed_and_cost(
     let model = inputs.model;
     let gpu = inputs.gpu;
     let no = |field: &str| missing(format!("`{}` has no `{field}`", inputs.gpu_name));
-    let symbol = |field: &str| match gpu.fields.get(field) {
-        Some(Value::Symbol(s)) => Some(s.as_str()),
-        _ => None,
-    };
     let on_cpu = inputs.on_cpu();
     let host = inputs.host.unwrap_or_default();
     let no_host = || missing("the deployment's host has no `bandwidth`".to_string());
@@ -1532,13 +1537,13 @@ fn speed_and_cost(
         return;
     };
     let unified = gpu.unified_memory();
-    let link =
-        gpu.number("link_bandwidth")
-            .unwrap_or(if symbol("interconnect") == Some("nvlink") {
-                DEFAULT_NVLINK_BANDWIDTH
-            } else {
-                speed::DEFAULT_LINK_BANDWIDTH
-            });
+    let link = gpu.number("link_bandwidth").unwrap_or(
+        if gpu.symbol_as("interconnect") == Some(Interconnect::Nvlink) {
+            DEFAULT_NVLINK_BANDWIDTH
+        } else {
+            speed::DEFAULT_LINK_BANDWIDTH
+        },
+    );
     let params = model.number("params").unwrap_or(mem.weights * 2.0);
     let context = inputs.context as f64;
     let prompt = inputs.prompt.unwrap_or_else(|| DEFAULT_PROMPT.min(context));
@@ -1552,18 +1557,20 @@ fn speed_and_cost(
         (speed::Family::Cpu, speed::Backend::Cpu)
     } else {
         speed::Family::classify(
-            symbol("vendor"),
+            gpu.symbol_as("vendor"),
             unified,
-            symbol("memory_kind") == Some("hbm"),
-            symbol("family"),
+            gpu.symbol_as("memory_kind") == Some(MemoryKind::Hbm),
+            gpu.symbol_as("family"),
         )
     };
     // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
     // inference kernels accumulate in FP16 at twice that rate.
     // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
     // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
-    let tensor_peak = match (inputs.support(), inputs.quant.symbol("tensor")) {
-        (Support::Native, Some("fp8")) => gpu.number("fp8").map(|peak| peak * tensor_share(inputs)),
+    let tensor_peak = match (inputs.support(), inputs.quant.symbol_as("tensor")) {
+        (Support::Native, Some(TensorType::Fp8)) => {
+            gpu.number("fp8").map(|peak| peak * tensor_share(inputs))
+        }
         _ => None,
     };
     let serving_kernels = serving_kernels(inputs.engine, Some(inputs.quant), Some(gpu));
@@ -1591,7 +1598,7 @@ fn speed_and_cost(
         family,
         backend,
         serving_engine: serving_kernels,
-        layer_split: inputs.engine.symbol("split") == Some("layers"),
+        layer_split: inputs.engine.symbol_as("split") == Some(Split::Layers),
         bandwidth,
         peak,
         link_bandwidth: link,
@@ -1761,7 +1768,7 @@ fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
     let rate = arch_rate(arch, ty)?;
     let units = gpu.number("sms")?;
     let clock = gpu.number("boost_clock_mhz")?;
-    let half = if gpu.symbol("family") == Some("geforce") {
+    let half = if gpu.symbol_as("family") == Some(GpuFamily::Geforce) {
         2.0
     } else {
         1.0
@@ -1795,14 +1802,15 @@ fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
 
 /// The tensor type a serving engine's matrix multiplies run on: the format's own where the
 /// GPU runs it natively and the architecture has a rate for it, else 16 bit.
-fn serving_tensor<'a>(inputs: &Inputs<'a, '_>) -> &'a str {
-    match (inputs.support(), inputs.quant.symbol("tensor")) {
+fn serving_tensor(inputs: &Inputs<'_, '_>) -> &'static str {
+    match (inputs.support(), inputs.quant.symbol_as("tensor")) {
         (Support::Native, Some(ty))
-            if ty != "bf16" && ty != "fp16" && arch_rate(inputs.arch, ty).is_some() =>
+            if !matches!(ty, TensorType::Bf16 | TensorType::Fp16)
+                && arch_rate(inputs.arch, ty.name()).is_some() =>
         {
-            ty
+            ty.name()
         }
-        _ => "bf16",
+        _ => TensorType::Bf16.name(),
     }
 }
 
@@ -1991,8 +1999,8 @@ fn serving_inputs(
         parallel: parallel_inputs(inputs),
         drafter: drafter_inputs(inputs, mem),
         batch_tokens: batch_tokens(inputs),
-        scheduling: match engine.symbol("scheduling") {
-            Some("prefill_first") => speed::Scheduling::PrefillFirst,
+        scheduling: match engine.symbol_as("scheduling") {
+            Some(schema::Scheduling::PrefillFirst) => speed::Scheduling::PrefillFirst,
             _ => speed::Scheduling::Mixed,
         },
         arrivals: match (inputs.burst, inputs.rate) {
@@ -2045,20 +2053,22 @@ pub fn serving_kernels(
     quant: Option<&Entry<'_>>,
     gpu: Option<&Entry<'_>>,
 ) -> bool {
-    match engine.symbol("kernels") {
-        Some("serving") => true,
-        Some("auto") => {
+    match engine.symbol_as("kernels") {
+        Some(Kernels::Serving) => true,
+        Some(Kernels::Auto) => {
             let (Some(quant), Some(gpu)) = (quant, gpu) else {
                 return false;
             };
             let (family, backend) = speed::Family::classify(
-                gpu.symbol("vendor"),
+                gpu.symbol_as("vendor"),
                 gpu.unified_memory(),
-                gpu.symbol("memory_kind") == Some("hbm"),
-                gpu.symbol("family"),
+                gpu.symbol_as("memory_kind") == Some(MemoryKind::Hbm),
+                gpu.symbol_as("family"),
             );
-            !matches!(quant.symbol("kind"), Some("gguf" | "mlx"))
-                && family == speed::Family::Hbm
+            !matches!(
+                quant.symbol_as("kind"),
+                Some(QuantKind::Gguf | QuantKind::Mlx)
+            ) && family == speed::Family::Hbm
                 && matches!(backend, speed::Backend::Cuda | speed::Backend::Rocm)
         }
         _ => false,

@@ -5,6 +5,7 @@
 //! GPU). All of it is catalog data.
 
 use super::Entry;
+use super::schema::{Fallback, YesNo};
 
 /// How an engine runs a weight format on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,12 +52,12 @@ pub fn support(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &Entry<'_>) 
     if missing_tensor(quant, arch).is_none() {
         return Support::Native;
     }
-    let weight_only_kernels = arch.and_then(|a| a.symbol("weight_only")) == Some("yes");
-    match engine.symbol("fallback") {
-        Some("weight_only") if weight_only_kernels => Support::WeightOnly,
+    let weight_only_kernels = arch.and_then(|a| a.symbol_as("weight_only")) == Some(YesNo::Yes);
+    match engine.symbol_as("fallback") {
+        Some(Fallback::WeightOnly) if weight_only_kernels => Support::WeightOnly,
         // Kernels that dequantize every format they load themselves (ggml's), on any GPU.
-        Some("dequantize") => Support::WeightOnly,
-        Some("upcast") => Support::Upcast,
+        Some(Fallback::Dequantize) => Support::WeightOnly,
+        Some(Fallback::Upcast) => Support::Upcast,
         _ => Support::Unsupported,
     }
 }
@@ -86,8 +87,8 @@ pub fn note(
         Support::Upcast => format!(
             "{lacks}: {engine_name} upcasts {quant_name} weights to 16 bit when it loads them, so they take 2 bytes per parameter"
         ),
-        Support::Unsupported => match engine.symbol("fallback") {
-            Some("weight_only") => format!(
+        Support::Unsupported => match engine.symbol_as("fallback") {
+            Some(Fallback::WeightOnly) => format!(
                 "{lacks}, and no weight-only kernels that {engine_name} could run {quant_name} with instead"
             ),
             _ => format!("{lacks}, and {engine_name} has no other way to run {quant_name}"),

@@ -168,7 +168,7 @@ impl DecodeBound {
             return false;
         };
         let entry = crate::eval::entry_of(db, key);
-        if entry.symbol("device") == Some("cpu") {
+        if entry.symbol_as("device") == Some(crate::eval::schema::Device::Cpu) {
             return false;
         }
         let Some(bandwidth) = entry.number("bandwidth").filter(|b| b.is_finite()) else {
