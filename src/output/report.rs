@@ -388,7 +388,7 @@ fn memory_bar(e: &Explanation) -> String {
     const WIDTH: f64 = 1000.0;
     const LEFT: f64 = 10.0;
     const BAR: f64 = WIDTH - 2.0 * LEFT;
-    let parts = crate::explain::bar_parts(e);
+    let parts = crate::output::explain::bar_parts(e);
     let b = &e.breakdown;
     let scale = if parts.scale > 0.0 { parts.scale } else { 1.0 };
     let x = |value: f64| LEFT + (value / scale).clamp(0.0, 1.0) * BAR;
@@ -1054,7 +1054,7 @@ fn matrix(out: &mut String, index: usize, m: &ModelMatrix) {
             if used { " class=\"used\"" } else { "" },
             esc(&row.quant),
             row.bpw,
-            esc(&crate::matrix::gib_text(row.weights_bytes)),
+            esc(&crate::output::matrix::gib_text(row.weights_bytes)),
             if row.weights_source == "files" {
                 " (file)"
             } else {
@@ -1065,7 +1065,7 @@ fn matrix(out: &mut String, index: usize, m: &ModelMatrix) {
             let _ = write!(
                 out,
                 "<td class=\"n\">{}</td>",
-                esc(&crate::matrix::total(total))
+                esc(&crate::output::matrix::total(total))
             );
         }
         let _ = writeln!(

@@ -71,7 +71,7 @@ pub fn table(m: &Matrix) -> String {
         .collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let last = header.len() - 1;
-    out.push_str(&crate::tables::grid(&header, &rows, &[0, last]));
+    out.push_str(&crate::output::tables::grid(&header, &rows, &[0, last]));
     out.push_str("\nGiB = 2^30 bytes. Totals: weights + KV cache + the engine's runtime overhead, one GPU.\n");
     out
 }

@@ -1,0 +1,13 @@
+//! `deployfit lsp`: run the language server over standard input and output.
+
+use super::*;
+
+// The arguments of `deployfit lsp` (none).
+#[derive(Args)]
+pub struct CmdArgs {}
+
+pub fn run(_args: CmdArgs) -> Result<u8, String> {
+    deployfit_lsp::run_stdio()
+        .map(|_| 0)
+        .map_err(|e| format!("the language server stopped: {e}"))
+}
