@@ -616,7 +616,12 @@ pub fn models(
     let setup = Setup {
         db,
         scope,
-        kv: lookup(db, scope, DeclKind::Kv, "fp16")?,
+        kv: lookup(
+            db,
+            scope,
+            DeclKind::Kv,
+            crate::eval::schema::default_of(DeclKind::Deployment, "kv_cache").unwrap_or_default(),
+        )?,
         engine: lookup(db, scope, DeclKind::Engine, engine)?,
         engine_name: engine,
         context,

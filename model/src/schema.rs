@@ -59,6 +59,10 @@ pub struct FieldSpec {
     /// The values the field accepts beyond its type (`deploy::field::out_of_range`,
     /// `deploy::field::invalid_id`).
     pub valid: Valid,
+    /// For a reference field: the catalog entry a declaration gets when it does not set
+    /// the field (deployments' `kv_cache`, `engine`, `host`), applied when that entry is
+    /// in scope. The schema table, not the evaluator, holds these names.
+    pub default: Option<&'static str>,
 }
 
 const fn f(name: &'static str, ty: FieldTy, doc: &'static str) -> FieldSpec {
@@ -67,12 +71,20 @@ const fn f(name: &'static str, ty: FieldTy, doc: &'static str) -> FieldSpec {
         ty,
         doc,
         valid: Valid::Any,
+        default: None,
     }
 }
 
 impl FieldSpec {
     const fn valid(self, valid: Valid) -> FieldSpec {
         FieldSpec { valid, ..self }
+    }
+
+    const fn default(self, entry: &'static str) -> FieldSpec {
+        FieldSpec {
+            default: Some(entry),
+            ..self
+        }
     }
 }
 
@@ -1137,8 +1149,8 @@ const DEPLOYMENT: &[FieldSpec] = &[
     f("quant", FieldTy::Ref(DeclKind::Quant), "weight format"),
     f("context", FieldTy::Q(Dim::TOKENS), "tokens per sequence").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("seqs", FieldTy::Number, "concurrent sequences").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
-    f("kv_cache", FieldTy::Ref(DeclKind::Kv), "KV-cache dtype"),
-    f("engine", FieldTy::Ref(DeclKind::Engine), "serving engine"),
+    f("kv_cache", FieldTy::Ref(DeclKind::Kv), "KV-cache dtype (default `fp16`)").default("fp16"),
+    f("engine", FieldTy::Ref(DeclKind::Engine), "serving engine (default `generic`)").default("generic"),
     f("gpu", FieldTy::Ref(DeclKind::Gpu), "GPU"),
     f("count", FieldTy::Number, "tensor-parallel GPUs per replica").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
@@ -1173,7 +1185,8 @@ const DEPLOYMENT: &[FieldSpec] = &[
         "host",
         FieldTy::Ref(DeclKind::Host),
         "the machine's system memory and bus (default: the stdlib's `desktop_ddr5`)",
-    ),
+    )
+    .default("desktop_ddr5"),
     f(
         "host_memory",
         FieldTy::Q(Dim::BYTES),
@@ -1320,6 +1333,12 @@ pub fn schema(kind: DeclKind) -> &'static [FieldSpec] {
         DeclKind::Rule => RULE,
         DeclKind::Deployment => DEPLOYMENT,
     }
+}
+
+/// The default entry of a reference field (`FieldSpec::default`): `default_of(Deployment,
+/// "kv_cache")` is `fp16`.
+pub fn default_of(kind: DeclKind, field: &str) -> Option<&'static str> {
+    field_spec(kind, field).and_then(|spec| spec.default)
 }
 
 pub fn field_spec(kind: DeclKind, name: &str) -> Option<&'static FieldSpec> {

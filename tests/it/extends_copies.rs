@@ -631,6 +631,31 @@ fn symbol_values_are_compared_as_enums() {
     );
 }
 
+/// The deployment fields with a default (`kv_cache`, `engine`, `host`) take it from the
+/// schema table, and each default names an entry the stdlib has.
+#[test]
+fn schema_defaults_name_stdlib_entries() {
+    use deployfit_host::eval::schema::{FieldTy, schema};
+    use deployfit_host::syntax::ast::DeclKind;
+    let mut workspace = deployfit_host::Workspace::new();
+    let file = workspace.set_file(std::path::Path::new("/defaults.deploy"), String::new());
+    let scope = deployfit_host::names::scope(workspace.db(), file);
+    let defaults: Vec<(&str, DeclKind, &str)> = schema(DeclKind::Deployment)
+        .iter()
+        .filter_map(|spec| match (spec.ty, spec.default) {
+            (FieldTy::Ref(kind), Some(entry)) => Some((spec.name, kind, entry)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        defaults.iter().map(|d| d.0).collect::<Vec<_>>(),
+        ["kv_cache", "engine", "host"]
+    );
+    for (field, kind, entry) in defaults {
+        assert!(scope.lookup(kind, entry).is_some(), "{field} = {entry}");
+    }
+}
+
 /// An engine's spelling reaches a shell command: one that is not a plain flag value is
 /// rejected by `check` and never exported.
 #[test]

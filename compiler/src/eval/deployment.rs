@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::Env;
-use super::entry::{catalog_model, const_field, lookup};
+use super::entry::{catalog_model, const_field};
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
-use super::schema::{FieldTy, OWNED, OffloadKind, SPECULATIVE, WORKLOAD, field_spec};
+use super::schema::{FieldTy, OWNED, OffloadKind, SPECULATIVE, WORKLOAD, field_spec, schema};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -347,27 +347,16 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             );
         }
     }
-    for (name, default) in [("kv_cache", "fp16"), ("engine", "generic")] {
-        if !fields.contains_key(name) && decl.field(name).is_none() {
-            let kind = if name == "kv_cache" {
-                DeclKind::Kv
-            } else {
-                DeclKind::Engine
-            };
-            if let Ok(value) = lookup(scope, key, kind, default, decl.name.span) {
-                fields.insert(name.to_string(), value);
-            }
+    // Reference fields the deployment leaves unset get the schema's default entry
+    // (`kv_cache` fp16, `engine` generic, `host` the stdlib's desktop) when it is in scope.
+    for spec in schema(DeclKind::Deployment) {
+        if let (FieldTy::Ref(kind), Some(default)) = (spec.ty, spec.default)
+            && !fields.contains_key(spec.name)
+            && decl.field(spec.name).is_none()
+            && scope.lookup(kind, default).is_some()
+        {
+            fields.insert(spec.name.to_string(), Value::Ref(kind, default.to_string()));
         }
-    }
-    // The host: the stdlib's default desktop when the deployment names none.
-    if !fields.contains_key("host")
-        && decl.field("host").is_none()
-        && scope.lookup(DeclKind::Host, DEFAULT_HOST).is_some()
-    {
-        fields.insert(
-            "host".to_string(),
-            Value::Ref(DeclKind::Host, DEFAULT_HOST.to_string()),
-        );
     }
     if let (Some(Value::Symbol(mode)), Some(Value::Ref(_, engine)), Some(field)) = (
         fields.get("offload"),
@@ -479,10 +468,6 @@ pub(crate) fn owned_settings(owned: &BTreeMap<String, Value>) -> Owned {
         host: value("host").unwrap_or(default.host),
     }
 }
-
-/// The host a deployment gets when it names none (stdlib/hosts.deploy): a desktop with
-/// dual-channel DDR5-5200.
-pub const DEFAULT_HOST: &str = "desktop_ddr5";
 
 /// The deployment's host machine: its `host` entry's figures with `host_memory` and
 /// `host_bandwidth` applied, and the host's name; `None` when it has neither.
@@ -613,7 +598,10 @@ pub(crate) fn check_plan<'db>(
             gpu.as_ref().map(|(g, _)| *g),
         )
     });
-    let engine_name = engine.as_ref().map_or("generic", |(_, n)| n.as_str());
+    let engine_name = engine.as_ref().map_or_else(
+        || super::schema::default_of(DeclKind::Deployment, "engine").unwrap_or_default(),
+        |(_, n)| n.as_str(),
+    );
 
     if let (Some((model, model_name)), Some(at)) = (&model, span("pipeline"))
         && let Some(layers) = model.number("layers")

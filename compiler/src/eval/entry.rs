@@ -1008,6 +1008,7 @@ fn artifact_size<'db>(
         ty: FieldTy::Q(Dim::BYTES),
         doc: "exact artifact size",
         valid: Valid::Positive,
+        default: None,
     };
     let value = const_field(scope, owner, field, &spec)?;
     value
