@@ -30,41 +30,6 @@ pub struct CmdArgs {
 }
 
 pub fn run(args: CmdArgs) -> Result<u8, String> {
-    let CmdArgs {
-        model,
-        contexts,
-        engine,
-        seqs,
-        kv,
-        weights,
-        file,
-        format,
-    } = args;
-    matrix_table(
-        MatrixArgs {
-            model,
-            contexts,
-            engine,
-            seqs,
-            kv,
-            weights,
-            file,
-        },
-        format,
-    )
-}
-
-struct MatrixArgs {
-    model: String,
-    contexts: Vec<String>,
-    engine: Option<String>,
-    seqs: u64,
-    kv: String,
-    weights: Weights,
-    file: Option<PathBuf>,
-}
-
-fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
     let contexts = args
         .contexts
         .iter()
@@ -91,7 +56,7 @@ fn matrix_table(args: MatrixArgs, format: TableFormat) -> Result<u8, String> {
         None => None,
     };
     let matrix = workspace.matrix(&request, file).map_err(|e| e.0)?;
-    let text = match format {
+    let text = match args.format {
         TableFormat::Table => output::matrix::table(&matrix),
         TableFormat::Json => {
             let mut text = serde_json::to_string_pretty(&matrix)
