@@ -540,25 +540,12 @@ fn eval_keys_no_decision_on_entry_names() {
     }
 }
 
-/// No product code compares an engine's `dialect` string: what an engine does is its own
-/// field (`expert_padding`, `offload`, `split` …), so an engine written by a user behaves by
-/// what it says, not by which engine it claims to be; `export` reads the dialect once into
-/// its typed `Target`.
-#[test]
-fn no_decision_on_an_engine_dialect() {
+/// The lines of product code (Rust files under `dirs`, before any `#[cfg(test)]`, with
+/// `//` comments cut) for which `flagged` holds, as `path:line: text`; and how many files
+/// were read.
+fn flagged_product_lines(dirs: &[&str], flagged: impl Fn(&str) -> bool) -> (usize, Vec<String>) {
     let mut found = Vec::new();
-    let mut stack: Vec<std::path::PathBuf> = [
-        "syntax/src",
-        "model/src",
-        "compiler/src",
-        "ide/src",
-        "host/src",
-        "lsp/src",
-        "src",
-    ]
-    .iter()
-    .map(|d| root().join(d))
-    .collect();
+    let mut stack: Vec<std::path::PathBuf> = dirs.iter().map(|d| root().join(d)).collect();
     let mut files = 0;
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -572,18 +559,38 @@ fn no_decision_on_an_engine_dialect() {
             }
             files += 1;
             let text = std::fs::read_to_string(&path).unwrap();
-            for (n, line) in text.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                if code.contains("symbol(\"dialect\")")
-                    && ["==", "!=", "matches!(", "match "]
-                        .iter()
-                        .any(|d| code.contains(d))
-                {
+            let product = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (n, line) in product.lines().enumerate() {
+                if flagged(line.split("//").next().unwrap_or("")) {
                     found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
                 }
             }
         }
     }
+    (files, found)
+}
+
+/// No product code compares an engine's `dialect` string: what an engine does is its own
+/// field (`expert_padding`, `offload`, `split` …), so an engine written by a user behaves by
+/// what it says, not by which engine it claims to be; `export` reads the dialect once into
+/// its typed `Target`.
+#[test]
+fn no_decision_on_an_engine_dialect() {
+    let dirs = [
+        "syntax/src",
+        "model/src",
+        "compiler/src",
+        "ide/src",
+        "host/src",
+        "lsp/src",
+        "src",
+    ];
+    let (files, found) = flagged_product_lines(&dirs, |code| {
+        code.contains("symbol(\"dialect\")")
+            && ["==", "!=", "matches!(", "match "]
+                .iter()
+                .any(|d| code.contains(d))
+    });
     assert!(files > 50, "{files} files");
     assert!(
         found.is_empty(),
@@ -597,33 +604,12 @@ fn no_decision_on_an_engine_dialect() {
 /// Some(MemoryKind::Hbm)`), so a misspelt value does not compile.
 #[test]
 fn symbol_values_are_compared_as_enums() {
-    let mut found = Vec::new();
-    let mut stack: Vec<std::path::PathBuf> = ["model/src", "compiler/src", "ide/src", "host/src"]
-        .iter()
-        .map(|d| root().join(d))
-        .collect();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            for (n, line) in code.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                let compared = code.contains(".symbol(\"") && code.contains("Some(\"");
-                let matched = code.contains("match ") && code.contains(".symbol(\"");
-                if compared || matched {
-                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                }
-            }
-        }
-    }
+    let dirs = ["model/src", "compiler/src", "ide/src", "host/src"];
+    let (_, found) = flagged_product_lines(&dirs, |code| {
+        let compared = code.contains(".symbol(\"") && code.contains("Some(\"");
+        let matched = code.contains("match ") && code.contains(".symbol(\"");
+        compared || matched
+    });
     assert!(
         found.is_empty(),
         "symbol values compared as strings:\n{}",
