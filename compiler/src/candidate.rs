@@ -8,7 +8,7 @@ use crate::eval::deployment::{Cx, DeploymentEnv, Resolved, Setup};
 use crate::eval::entry::Entry;
 use crate::eval::estimate::{self, Inputs, Pricing, PricingMode};
 use crate::eval::figures::Figures;
-use crate::eval::schema;
+use crate::eval::schema::{self, Segment};
 use crate::eval::{self, Value, as_count};
 use crate::names::Scope;
 use crate::rules;
@@ -93,7 +93,8 @@ pub(crate) fn run_with_offers<'db>(
     let context = match resolved.fields.get("context") {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
         _ => model_entry
-            .number("max_context")
+            .as_model()
+            .max_context
             .map(|c| c as u64)
             .unwrap_or(4096),
     };
@@ -135,8 +136,8 @@ pub(crate) fn run_with_offers<'db>(
     let inputs = Inputs {
         plan,
         pricing: Some(pricing),
-        offload: matches!(resolved.fields.get("offload"), Some(Value::Symbol(mode)) if mode == "auto"),
-        enforce_eager: matches!(resolved.fields.get("enforce_eager"), Some(Value::Symbol(yes)) if yes == "yes"),
+        offload: resolved.symbol_as("offload") == Some(schema::OffloadMode::Auto),
+        enforce_eager: resolved.symbol_as("enforce_eager") == Some(schema::YesNo::Yes),
         batched_tokens: match resolved.fields.get("batched_tokens") {
             Some(Value::Q(q)) => as_count(*q).map(|t| t as f64),
             _ => None,
@@ -182,7 +183,10 @@ pub(crate) fn run_with_offers<'db>(
             .get("burst")
             .and_then(Value::quantity)
             .map(|q| q.value()),
-        varied: matches!(resolved.workload.get("lengths"), Some(Value::Symbol(s)) if s == "varied"),
+        varied: matches!(
+            resolved.workload.get("lengths"),
+            Some(Value::Symbol(s)) if schema::Lengths::parse(s) == Some(schema::Lengths::Varied)
+        ),
     };
     let estimate = estimate::estimate(&inputs);
     let mut figures = estimate.figures;
@@ -226,7 +230,7 @@ pub(crate) fn run_with_offers<'db>(
                 draft: spec.draft.map(|(_, name)| name.to_string()),
                 draft_hf: spec
                     .draft
-                    .and_then(|(entry, _)| entry.text("hf").map(str::to_string)),
+                    .and_then(|(entry, _)| entry.as_model().hf.as_deref().map(str::to_string)),
             }
         }),
         pricing: settings.mode.keyword().to_string(),
@@ -387,11 +391,11 @@ pub(crate) fn offers_for<'db>(
             settings
                 .provider
                 .as_deref()
-                .is_none_or(|p| offer.symbol("provider") == Some(p))
+                .is_none_or(|p| offer.as_offer().provider.map(|s| s.name()) == Some(p))
                 && settings
                     .region
                     .as_deref()
-                    .is_none_or(|r| offer.text("region") == Some(r))
+                    .is_none_or(|r| offer.as_offer().region.as_deref() == Some(r))
         })
         .collect()
 }
@@ -420,7 +424,7 @@ fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>)
                     ..*inputs
                 }) == Some(true)
         })
-        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (bpw, name)))
+        .filter_map(|(name, entry)| entry.as_quant().bpw.map(|bpw| (bpw, name)))
         .collect();
     quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let mut gpus: Vec<(f64, &str)> = scope
@@ -428,8 +432,8 @@ fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>)
         .filter(|(name, _)| *name != inputs.gpu_name)
         .map(|(name, key)| (name, eval::entry_of(db, key)))
         .filter_map(|(name, entry)| {
-            let price = entry.number("price")?;
-            if !buyable_segment(entry.symbol("segment")) {
+            let price = entry.as_gpu().price?;
+            if !buyable_segment(entry.as_gpu().segment) {
                 return None;
             }
             let variant = Inputs {
@@ -487,11 +491,11 @@ fn support_alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>)
 /// embedded modules are not what someone buying a GPU for a model goes out to buy. The
 /// "smallest GPU" of `matrix`, the `does_not_fit` alternatives and the summaries of `gpus`
 /// skip them (docs/cli.md).
-pub const ON_REQUEST_SEGMENTS: &[&str] = &["mining", "embedded"];
+pub const ON_REQUEST_SEGMENTS: &[Segment] = &[Segment::Mining, Segment::Embedded];
 
 /// Whether a GPU of this segment may be suggested unasked; a GPU without a segment (the
 /// catalog does not say) counts as buyable.
-pub fn buyable_segment(segment: Option<&str>) -> bool {
+pub fn buyable_segment(segment: Option<Segment>) -> bool {
     segment.is_none_or(|s| !ON_REQUEST_SEGMENTS.contains(&s))
 }
 
@@ -501,11 +505,11 @@ pub fn buyable_segment(segment: Option<&str>) -> bool {
 /// (a user on a mining card asked for mining cards).
 fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<String> {
     let mut out = Vec::new();
-    let current_bpw = inputs.quant.number("bpw").unwrap_or(f64::INFINITY);
+    let current_bpw = inputs.quant.as_quant().bpw.unwrap_or(f64::INFINITY);
     let mut quants: Vec<(f64, &str, &Entry<'_>)> = scope
         .names(DeclKind::Quant)
         .map(|(name, key)| (name, eval::entry_of(db, key)))
-        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (bpw, name, entry)))
+        .filter_map(|(name, entry)| entry.as_quant().bpw.map(|bpw| (bpw, name, entry)))
         .filter(|(bpw, _, _)| *bpw < current_bpw)
         .collect();
     quants.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
@@ -525,10 +529,10 @@ fn alternatives(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>) -> Vec<
         .names(DeclKind::Gpu)
         .map(|(name, key)| (name, eval::entry_of(db, key)))
         .filter(|(_, entry)| {
-            let segment = entry.symbol("segment");
-            buyable_segment(segment) || segment == inputs.gpu.symbol("segment")
+            let segment = entry.as_gpu().segment;
+            buyable_segment(segment) || segment == inputs.gpu.as_gpu().segment
         })
-        .filter_map(|(name, entry)| entry.number("price").map(|price| (price, name, entry)))
+        .filter_map(|(name, entry)| entry.as_gpu().price.map(|price| (price, name, entry)))
         .collect();
     gpus.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
     for (price, name, entry) in gpus {

@@ -518,13 +518,14 @@ impl Workspace {
                 let entry = crate::eval::entry_of(&self.db, key);
                 crate::hardware::CatalogGpu {
                     entry: name.to_string(),
-                    name: entry.text("name").map(str::to_string),
+                    name: entry.as_gpu().name.as_deref().map(str::to_string),
                     // Whole bytes: `memory = 268.6 GiB` is not a whole number of bytes.
                     memory_bytes: entry
-                        .number("memory")
+                        .as_gpu()
+                        .memory
                         .filter(|m| m.is_finite() && *m > 0.0 && *m < u64::MAX as f64)
                         .map(|m| m.round() as u64),
-                    vendor: entry.symbol("vendor").map(str::to_string),
+                    vendor: entry.as_gpu().vendor.map(|s| s.name()).map(str::to_string),
                 }
             })
             .collect()

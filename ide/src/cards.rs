@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::db::{Db, SourceFile};
 use crate::eval::deployment::model_for_query;
 use crate::eval::schema::Attention;
-use crate::eval::{Entry, Value};
+
 use crate::syntax::ast::DeclKind;
 
 /// One model's architecture, as `deployfit model` prints it.
@@ -53,9 +53,9 @@ pub struct KvPerToken {
     pub bytes: u64,
 }
 
-fn whole(entry: &Entry<'_>, field: &str) -> Option<u64> {
-    entry
-        .number(field)
+/// A count or size as a whole number.
+fn whole(value: Option<f64>) -> Option<u64> {
+    value
         .filter(|v| v.is_finite() && *v >= 0.0)
         .map(|v| v.round() as u64)
 }
@@ -68,24 +68,21 @@ pub fn model_card(db: &dyn Db, file: SourceFile, text: &str) -> Result<ModelCard
     let key = scope
         .lookup(DeclKind::Model, &name)
         .ok_or_else(|| format!("no model `{name}`"))?;
-    let model = crate::eval::entry_of(db, key);
+    let model = crate::eval::entry_of(db, key).as_model();
     let generated = key.file(db).path(db) == std::path::Path::new(crate::db::RESOLVED_MODELS_PATH);
-    let string = |field: &str| model.text(field).map(str::to_string);
-    let attention = model.symbol("attention").map(str::to_string);
-    let layers = whole(model, "layers");
-    let head_dim = whole(model, "head_dim")
-        .or_else(|| Some(whole(model, "hidden")? / whole(model, "heads").filter(|h| *h > 0)?));
-    let kv_heads = whole(model, "kv_heads").or(whole(model, "heads"));
+    let attention = model.attention;
+    let layers = whole(model.layers);
+    let head_dim = whole(model.head_dim)
+        .or_else(|| Some(whole(model.hidden)? / whole(model.heads).filter(|h| *h > 0)?));
+    let kv_heads = whole(model.kv_heads).or(whole(model.heads));
     // Bytes per element of each KV dtype in the catalog, by name.
     let per_element: Vec<KvPerToken> = scope
         .names(DeclKind::Kv)
         .filter_map(|(kv, kv_key)| {
-            let bytes = crate::eval::entry_of(db, kv_key).number("bytes")?;
+            let bytes = crate::eval::entry_of(db, kv_key).as_kv().bytes?;
             let layers = layers? as f64;
-            let elements = if attention.as_deref().and_then(Attention::parse)
-                == Some(Attention::Mla)
-            {
-                (whole(model, "kv_lora_rank")? + whole(model, "qk_rope_dim").unwrap_or(0)) as f64
+            let elements = if attention == Some(Attention::Mla) {
+                (whole(model.kv_lora_rank)? + whole(model.qk_rope_dim).unwrap_or(0)) as f64
             } else {
                 2.0 * kv_heads? as f64 * head_dim? as f64
             };
@@ -95,7 +92,7 @@ pub fn model_card(db: &dyn Db, file: SourceFile, text: &str) -> Result<ModelCard
             })
         })
         .collect();
-    let source = match string("source") {
+    let source = match model.source.clone() {
         Some(source) => source,
         None if generated => "generated".to_string(),
         None => format!(
@@ -104,30 +101,30 @@ pub fn model_card(db: &dyn Db, file: SourceFile, text: &str) -> Result<ModelCard
         ),
     };
     Ok(ModelCard {
-        id: string("hf"),
-        aliases: string("ollama").into_iter().collect(),
-        params: whole(model, "params"),
-        active_params: whole(model, "active_params"),
+        id: model.hf.clone(),
+        aliases: model.ollama.clone().into_iter().collect(),
+        params: whole(model.params),
+        active_params: whole(model.active_params),
         layers,
-        hidden: whole(model, "hidden"),
-        intermediate: whole(model, "intermediate"),
-        heads: whole(model, "heads"),
+        hidden: whole(model.hidden),
+        intermediate: whole(model.intermediate),
+        heads: whole(model.heads),
         kv_heads,
         head_dim,
-        vocab: whole(model, "vocab"),
-        max_context: whole(model, "max_context"),
-        attention,
-        window: whole(model, "window"),
-        local_layers: whole(model, "local_layers"),
-        kv_lora_rank: whole(model, "kv_lora_rank"),
-        qk_rope_dim: whole(model, "qk_rope_dim"),
-        experts: whole(model, "experts"),
-        experts_active: whole(model, "experts_active"),
+        vocab: whole(model.vocab),
+        max_context: whole(model.max_context),
+        attention: attention.map(|a| a.name().to_string()),
+        window: whole(model.window),
+        local_layers: whole(model.local_layers),
+        kv_lora_rank: whole(model.kv_lora_rank),
+        qk_rope_dim: whole(model.qk_rope_dim),
+        experts: whole(model.experts),
+        experts_active: whole(model.experts_active),
         kv_bytes_per_token: per_element,
-        license: string("license"),
-        released: string("released"),
+        license: model.license.clone(),
+        released: model.released.clone(),
         source,
-        incomplete: string("incomplete"),
+        incomplete: model.incomplete.clone(),
         name,
     })
 }
@@ -173,11 +170,8 @@ pub fn list_models(
         if key.file(db).path(db) == std::path::Path::new(crate::db::RESOLVED_MODELS_PATH) {
             continue;
         }
-        let model = crate::eval::entry_of(db, key);
-        let hf = match model.fields.get("hf") {
-            Some(Value::Str(id)) => Some(id.clone()),
-            _ => None,
-        };
+        let model = crate::eval::entry_of(db, key).as_model();
+        let hf = model.hf.clone();
         let registry_row = hf.as_deref().and_then(deployfit_registry::resolve);
         let family_of = registry_row.as_ref().map(|r| r.record.architecture);
         let id = hf.clone().unwrap_or_else(|| name.to_string());
@@ -191,9 +185,9 @@ pub fn list_models(
             id,
             catalog: Some(name.to_string()),
             family: family_of.map(str::to_string),
-            params: whole(model, "params"),
-            layers: whole(model, "layers"),
-            max_context: whole(model, "max_context"),
+            params: whole(model.params),
+            layers: whole(model.layers),
+            max_context: whole(model.max_context),
             source: "catalog",
             downloads: None,
         });

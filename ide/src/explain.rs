@@ -4,7 +4,6 @@ use serde::Serialize;
 
 use crate::db::{self, Db, SourceFile};
 use crate::eval::EvalError;
-use crate::eval::Value;
 use crate::eval::deployment::Setup;
 use crate::eval::estimate::{Breakdown, unified_memory_share};
 use crate::eval::figures::{Figure, Figures};
@@ -145,11 +144,8 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
                 |kind: DeclKind, name: &str| scope.lookup(kind, name).map(|k| crate::eval::entry_of(db, k));
             let model = entry(DeclKind::Model, &setup.model);
             let attention = model
-                .and_then(|m| match m.fields.get("attention") {
-                    Some(Value::Symbol(kind)) => Some(kind.clone()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "gqa".to_string());
+                .and_then(|m| m.as_model().attention)
+                .map_or_else(|| "gqa".to_string(), |kind| kind.name().to_string());
             let kv_saving = breakdown
                 .mha_kv_bytes
                 .filter(|mha| *mha > 0)
@@ -158,10 +154,10 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             let mut assumptions = assumptions(setup, breakdown, model, gpu);
             // Where a model outside the catalog came from, and what its source lacks.
             if let Some(model) = model {
-                if let Some(source) = model.text("source") {
+                if let Some(source) = model.as_model().source.as_deref() {
                     assumptions.insert(0, format!("model {}: {source}", setup.model));
                 }
-                if let Some(incomplete) = model.text("incomplete") {
+                if let Some(incomplete) = model.as_model().incomplete.as_deref() {
                     assumptions.insert(1.min(assumptions.len()), format!("not determined by the model's source: {incomplete}"));
                 }
             }
@@ -173,7 +169,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             // An engine that picks its kernels (`kernels = auto`, the generic engine) says
             // which it picked and why.
             if engine_entry.is_some_and(|engine| {
-                engine.symbol_as("kernels") == Some(crate::eval::schema::Kernels::Auto)
+                engine.as_engine().kernels == Some(crate::eval::schema::Kernels::Auto)
             }) {
                 assumptions.push(if serving {
                     format!("engine {}: no serving engine named, so speeds are a serving engine's at the pooled fit (a data-centre GPU and a format the serving engines load); name one (`engine = vllm`, `sglang`, ...) for its own", setup.engine)
@@ -192,7 +188,7 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             if serving
                 && let Some(quant) = entry(DeclKind::Quant, &setup.quant)
                 && let (Some(share), Some(tensor)) =
-                    (quant.number("tensor_efficiency"), quant.symbol("tensor"))
+                    (quant.as_quant().tensor_efficiency, quant.as_quant().tensor.map(|s| s.name()))
                 && share < 1.0
             {
                 assumptions.push(format!(
@@ -203,33 +199,32 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             }
             // A mixture-of-experts model: its expert kernels' shares of the engine's efficiencies.
             if serving
-                && model.as_ref().is_some_and(|m| m.number("experts").is_some())
+                && model.as_ref().is_some_and(|m| m.as_model().experts.is_some())
                 && let Some(engine) = entry(DeclKind::Engine, &setup.engine)
             {
                 use crate::eval::speed::{MOE_BANDWIDTH_EFFICIENCY, MOE_EFFICIENCY};
                 let stream = engine
-                    .number("moe_bandwidth_efficiency")
+                    .as_engine().moe_bandwidth_efficiency
                     .unwrap_or(MOE_BANDWIDTH_EFFICIENCY);
-                let matmul = engine.number("moe_efficiency").unwrap_or(MOE_EFFICIENCY);
+                let matmul = engine.as_engine().moe_efficiency.unwrap_or(MOE_EFFICIENCY);
                 assumptions.push(format!(
                     "mixture of experts: expert weights stream at {:.0} % of the engine's bandwidth efficiency and expert matmuls reach {:.0} % of its compute efficiency (the engine's `moe_bandwidth_efficiency`, `moe_efficiency`; docs/calibration-serving.md)",
                     stream * 100.0,
                     matmul * 100.0
                 ));
             }
-            let arch = match gpu.and_then(|g| g.fields.get("arch")) {
-                Some(Value::Ref(_, arch_name)) => entry(DeclKind::Arch, arch_name),
-                _ => None,
-            };
+            let arch = gpu
+                .and_then(|g| g.as_gpu().arch.as_ref())
+                .and_then(|arch_name| entry(DeclKind::Arch, arch_name));
             // An architecture whose kernels reach less than the engines' fitted efficiencies.
             if serving
                 && let Some(arch) = arch
-                && let Some(share) = arch.number("serving_efficiency")
+                && let Some(share) = arch.as_arch().serving_efficiency
                 && share < 1.0
             {
                 assumptions.push(format!(
                     "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth efficiency (the arch's `serving_efficiency`; docs/calibration-serving.md)",
-                    arch.text("name").unwrap_or("its architecture"),
+                    arch.as_arch().name.as_deref().unwrap_or("its architecture"),
                     share * 100.0
                 ));
             }
@@ -251,34 +246,38 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
             // engines' compute efficiencies scale.
             if serving && let Some(gpu) = gpu {
                 use crate::eval::estimate::{ShareSource, matmul_share};
-                let (share, source) = matmul_share(gpu, arch, "bf16");
+                use crate::eval::schema::TensorType;
+                let (share, source) = matmul_share(gpu, arch, TensorType::Bf16);
                 let whence = match source {
                     ShareSource::Measured | ShareSource::MeasuredBf16 => {
                         "its measured `bf16_mamf`, Maximum Achievable Matmul FLOPS".to_string()
                     }
                     ShareSource::Arch => format!(
                         "no measurement of its own: its architecture's `matmul_share`, from {}'s measured GPUs",
-                        arch.and_then(|a| a.text("name")).unwrap_or("the architecture")
+                        arch.and_then(|a| a.as_arch().name.as_deref()).unwrap_or("the architecture")
                     ),
                     ShareSource::Default => {
                         "no measurement of it or its architecture: the measured NVIDIA data-centre GPUs' median".to_string()
                     }
                 };
-                let fp8 = match matmul_share(gpu, arch, "fp8") {
+                let fp8 = match matmul_share(gpu, arch, TensorType::Fp8) {
                     (fp8, ShareSource::Measured) => format!(", {:.1} % in FP8", fp8 * 100.0),
                     _ => String::new(),
                 };
                 // The format's own tensor type, where the architecture runs it and the GPU
                 // has no measurement of it: it is taken at the BF16 share.
                 let own = entry(DeclKind::Quant, &setup.quant)
-                    .and_then(|quant| quant.symbol("tensor"))
-                    .filter(|ty| !matches!(*ty, "bf16" | "fp16" | "fp8"))
-                    .filter(|ty| arch.is_some_and(|a| a.number(&format!("{ty}_rate")).is_some()))
-                    .filter(|ty| matmul_share(gpu, arch, ty).1 == ShareSource::MeasuredBf16)
+                    .and_then(|quant| quant.as_quant().tensor)
+                    .filter(|ty| {
+                        !matches!(ty, TensorType::Bf16 | TensorType::Fp16 | TensorType::Fp8)
+                    })
+                    .filter(|ty| arch.is_some_and(|a| a.as_arch().rate(*ty).is_some()))
+                    .filter(|ty| matmul_share(gpu, arch, *ty).1 == ShareSource::MeasuredBf16)
                     .map(|ty| {
                         format!(
-                            "; {} is taken at the BF16 share (no `{ty}_mamf` measured)",
-                            ty.to_uppercase()
+                            "; {} is taken at the BF16 share (no `{}_mamf` measured)",
+                            ty.name().to_uppercase(),
+                            ty.name()
                         )
                     })
                     .unwrap_or_default();
@@ -454,7 +453,7 @@ fn assumptions(
         ));
     }
     if let Some(model) = model
-        && model.number("experts").is_some()
+        && model.as_model().experts.is_some()
     {
         out.push(
             "all MoE experts stay resident: weights count every parameter, not only the active ones"
@@ -507,7 +506,7 @@ fn assumptions(
     }
     if let Some(gpu) = gpu
         && gpu.unified_memory()
-        && let Some(memory) = gpu.number("memory")
+        && let Some(memory) = gpu.as_gpu().memory
     {
         out.push(format!(
             "unified memory: macOS lets the GPU wire about {:.0} % of it by default (recommendedMaxWorkingSetSize)",

@@ -3,9 +3,8 @@
 //! environment, a `llama-server` command line).
 
 use crate::db::{self, Db, SourceFile};
-use crate::eval::Value;
 use crate::eval::deployment::Setup;
-use crate::eval::schema::Valid;
+use crate::eval::schema::{Dialect, QuantKind, Valid};
 use crate::syntax::ast::DeclKind;
 
 /// The engines `export` writes launch commands for.
@@ -30,20 +29,25 @@ impl Target {
     ];
 
     /// The engine dialect (`engine`'s `dialect` field) this target writes.
-    pub fn name(self) -> &'static str {
+    pub fn dialect(self) -> Dialect {
         match self {
-            Target::Vllm => "vllm",
-            Target::Ollama => "ollama",
-            Target::Llamacpp => "llamacpp",
-            Target::Tgi => "tgi",
-            Target::Lmdeploy => "lmdeploy",
-            Target::Mlx => "mlx",
+            Target::Vllm => Dialect::Vllm,
+            Target::Ollama => Dialect::Ollama,
+            Target::Llamacpp => Dialect::Llamacpp,
+            Target::Tgi => Dialect::Tgi,
+            Target::Lmdeploy => Dialect::Lmdeploy,
+            Target::Mlx => Dialect::Mlx,
         }
     }
 
+    /// The dialect's spelling (`--engine vllm`).
+    pub fn name(self) -> &'static str {
+        self.dialect().name()
+    }
+
     /// The target of an engine `dialect`, when `export` writes that engine.
-    pub fn from_dialect(dialect: &str) -> Option<Target> {
-        Target::ALL.into_iter().find(|t| t.name() == dialect)
+    pub fn from_dialect(dialect: Dialect) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.dialect() == dialect)
     }
 }
 
@@ -105,20 +109,16 @@ pub fn export(
             _ => None,
         });
     let scope = crate::names::scope(db, file);
-    let field = |kind: DeclKind, entry: &str, field: &str| -> Option<Value> {
-        let key = scope.lookup(kind, entry)?;
-        crate::eval::entry_of(db, key).fields.get(field).cloned()
+    let entry = |kind: DeclKind, name: &str| {
+        scope
+            .lookup(kind, name)
+            .map(|key| crate::eval::entry_of(db, key))
     };
-    let text = |kind, entry: &str, name: &str| match field(kind, entry, name) {
-        Some(Value::Str(text)) | Some(Value::Symbol(text)) => Some(text),
-        _ => None,
-    };
-    let engine_entry = scope
-        .lookup(DeclKind::Engine, &setup.engine)
-        .map(|key| crate::eval::entry_of(db, key));
-    let dialect = engine_entry.and_then(|e| e.symbol("dialect"));
+    let engine_entry = entry(DeclKind::Engine, &setup.engine);
+    let dialect = engine_entry.and_then(|e| e.as_engine().dialect);
     // The export target an engine's `dialect` names, as the typed `Target`.
-    let target_of = |e: &crate::eval::Entry<'_>| e.symbol("dialect").and_then(Target::from_dialect);
+    let target_of =
+        |e: &crate::eval::Entry<'_>| e.as_engine().dialect.and_then(Target::from_dialect);
     let target = match target.or_else(|| dialect.and_then(Target::from_dialect)) {
         Some(target) => target,
         None => {
@@ -129,7 +129,7 @@ pub fn export(
                     format!(
                         "`export` writes no launch command for engine `{}` (dialect `{}`)",
                         setup.engine,
-                        dialect.unwrap_or("none")
+                        dialect.map_or("none", Dialect::name)
                     ),
                     format!("pass --engine with one of {}", names.join(", ")),
                 )
@@ -138,19 +138,12 @@ pub fn export(
     };
     // The engine's memory figures: the deployment's engine when it is of the target's
     // dialect (an `extends` copy included), else the stdlib engine of that dialect.
-    let engine_number = |field: &str| -> Option<f64> {
-        engine_entry
-            .filter(|e| target_of(e) == Some(target))
-            .or_else(|| {
-                scope
-                    .lookup(DeclKind::Engine, target.name())
-                    .map(|key| crate::eval::entry_of(db, key))
-            })
-            .and_then(|e| e.number(field))
-    };
-    let runs = scope
-        .lookup(DeclKind::Quant, &setup.quant)
-        .is_none_or(|key| crate::eval::entry_of(db, key).runs_on(target.name()));
+    let target_engine = engine_entry
+        .filter(|e| target_of(e) == Some(target))
+        .or_else(|| entry(DeclKind::Engine, target.name()))
+        .map(|e| e.as_engine());
+    let quant_entry = entry(DeclKind::Quant, &setup.quant);
+    let runs = quant_entry.is_none_or(|quant| quant.runs_on(target.name()));
     if !runs {
         return Err(error(
             format!("{} weights do not run on {}", setup.quant, target.name()),
@@ -163,14 +156,13 @@ pub fn export(
     }
     // Every string that reaches the output is checked again here, whatever `check`
     // said: an id written but rejected (so absent from the entry) refuses the export.
-    let model_entry = scope
-        .lookup(DeclKind::Model, &setup.model)
-        .map(|key| crate::eval::entry_of(db, key));
-    let id = |field: &str, valid: Valid| -> Result<Option<String>, ExportError> {
+    let model_entry = entry(DeclKind::Model, &setup.model);
+    let model = model_entry.map(|e| e.as_model());
+    let id = |field: &str, value: Option<&String>, valid: Valid| {
         let written = model_entry.is_some_and(|e| e.owners.contains_key(field));
-        match text(DeclKind::Model, &setup.model, field) {
-            Some(id) => match valid.check_str(&id) {
-                Ok(()) => Ok(Some(id)),
+        match value {
+            Some(id) => match valid.check_str(id) {
+                Ok(()) => Ok(Some(id.clone())),
                 Err(problem) => Err(invalid(setup, field, valid, &problem)),
             },
             None if written => Err(invalid(
@@ -190,73 +182,76 @@ pub fn export(
             ));
         }
     }
-    let kind = text(DeclKind::Quant, &setup.quant, "kind").unwrap_or_default();
+    let quant = quant_entry.map(|e| e.as_quant());
+    let kv = entry(DeclKind::Kv, &setup.kv_cache).map(|e| e.as_kv());
+    let kind = quant.and_then(|q| q.kind);
     // The engines' own spellings come from the catalog (`vllm_name`, `vllm_quantization`
     // ...), never from entry names: an `extends` copy exports as its original. They are
     // validated again, like the ids.
-    let flag = |kind: DeclKind, entry: &str, field: &str| {
-        text(kind, entry, field).filter(|value| Valid::Flag.check_str(value).is_ok())
+    let flag = |value: Option<&String>| {
+        value
+            .filter(|value| Valid::Flag.check_str(value).is_ok())
+            .cloned()
     };
-    let kv = |field: &str| flag(DeclKind::Kv, &setup.kv_cache, field);
-    let number = |kind: DeclKind, entry: &str, field: &str| {
-        scope
-            .lookup(kind, entry)
-            .and_then(|key| crate::eval::entry_of(db, key).number(field))
-    };
+    let hf = model.and_then(|m| m.hf.as_ref());
     let formats = Formats {
-        bits: number(DeclKind::Quant, &setup.quant, "bits"),
-        tgi_quantize: flag(DeclKind::Quant, &setup.quant, "tgi_quantize"),
-        lmdeploy_format: flag(DeclKind::Quant, &setup.quant, "lmdeploy_format"),
-        mlx_mode: flag(DeclKind::Quant, &setup.quant, "mlx_mode"),
-        group_size: number(DeclKind::Quant, &setup.quant, "group_size"),
-        kv_bytes: number(DeclKind::Kv, &setup.kv_cache, "bytes"),
+        bits: quant.and_then(|q| q.bits),
+        tgi_quantize: flag(quant.and_then(|q| q.tgi_quantize.as_ref())),
+        lmdeploy_format: flag(quant.and_then(|q| q.lmdeploy_format.as_ref())),
+        mlx_mode: flag(quant.and_then(|q| q.mlx_mode.as_ref())),
+        group_size: quant.and_then(|q| q.group_size),
+        kv_bytes: kv.and_then(|kv| kv.bytes),
     };
     plan_supported(setup, target)?;
     match target {
         Target::Vllm => vllm(
             setup,
-            id("hf", Valid::HfRepo)?,
-            &kind,
-            kv("vllm_name"),
-            flag(DeclKind::Quant, &setup.quant, "vllm_quantization"),
+            id("hf", hf, Valid::HfRepo)?,
+            kind,
+            flag(kv.and_then(|kv| kv.vllm_name.as_ref())),
+            flag(quant.and_then(|q| q.vllm_quantization.as_ref())),
             setup
                 .memory_utilization
-                .or_else(|| engine_number("utilization"))
+                .or_else(|| target_engine.and_then(|e| e.utilization))
                 .unwrap_or(0.9),
         ),
         Target::Ollama => ollama(
             setup,
-            id("ollama", Valid::OllamaTag)?,
-            kv("ollama_name"),
+            id(
+                "ollama",
+                model.and_then(|m| m.ollama.as_ref()),
+                Valid::OllamaTag,
+            )?,
+            flag(kv.and_then(|kv| kv.ollama_name.as_ref())),
             gpu_layers,
         ),
         Target::Llamacpp => llamacpp(
             setup,
-            id("hf", Valid::HfRepo)?,
-            kv("llamacpp_name"),
+            id("hf", hf, Valid::HfRepo)?,
+            flag(kv.and_then(|kv| kv.llamacpp_name.as_ref())),
             gpu_layers,
         ),
         Target::Tgi => tgi(
             setup,
-            id("hf", Valid::HfRepo)?,
+            id("hf", hf, Valid::HfRepo)?,
             &formats,
-            kv("tgi_name"),
+            flag(kv.and_then(|kv| kv.tgi_name.as_ref())),
             setup
                 .memory_utilization
-                .or_else(|| engine_number("utilization"))
+                .or_else(|| target_engine.and_then(|e| e.utilization))
                 .unwrap_or(TGI_WIGGLE_ROOM),
         ),
         Target::Lmdeploy => lmdeploy(
             setup,
-            id("hf", Valid::HfRepo)?,
+            id("hf", hf, Valid::HfRepo)?,
             &formats,
-            kv("lmdeploy_quant_policy"),
+            flag(kv.and_then(|kv| kv.lmdeploy_quant_policy.as_ref())),
             setup
                 .memory_utilization
-                .or_else(|| engine_number("kv_free_share"))
+                .or_else(|| target_engine.and_then(|e| e.kv_free_share))
                 .unwrap_or(LMDEPLOY_CACHE_MAX_ENTRY_COUNT),
         ),
-        Target::Mlx => mlx(setup, id("hf", Valid::HfRepo)?, &formats),
+        Target::Mlx => mlx(setup, id("hf", hf, Valid::HfRepo)?, &formats),
     }
 }
 
@@ -319,7 +314,7 @@ pub fn shell_quote(word: &str) -> String {
 fn vllm(
     setup: &Setup,
     hf: Option<String>,
-    kind: &str,
+    kind: Option<QuantKind>,
     kv: Option<String>,
     quantization: Option<String>,
     utilization: f64,
@@ -375,9 +370,9 @@ fn vllm(
     }
     lines.push("  --port 8000".into());
     let note = match kind {
-        "awq" | "gptq" => format!(
+        Some(kind @ (QuantKind::Awq | QuantKind::Gptq)) => format!(
             "# {hf} is the base checkpoint: point `vllm serve` at a {} repository of it.\n",
-            kind.to_uppercase()
+            kind.name().to_uppercase()
         ),
         _ => String::new(),
     };

@@ -95,12 +95,12 @@ pub fn matrix(
         .names(DeclKind::Gpu)
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         // Mining and embedded parts are not suggested unasked.
-        .filter(|(_, entry)| crate::candidate::buyable_segment(entry.symbol("segment")))
+        .filter(|(_, entry)| crate::candidate::buyable_segment(entry.as_gpu().segment))
         .filter_map(|(name, entry)| {
-            let memory = entry.number("memory")?;
+            let memory = entry.as_gpu().memory?;
             Some((
                 memory,
-                entry.number("price").unwrap_or(f64::INFINITY),
+                entry.as_gpu().price.unwrap_or(f64::INFINITY),
                 name,
                 entry,
             ))
@@ -115,7 +115,7 @@ pub fn matrix(
     let mut rows = Vec::new();
     for (quant_name, key) in scope.names(DeclKind::Quant) {
         let quant = crate::eval::entry_of(db, key);
-        let Some(bpw) = quant.number("bpw") else {
+        let Some(bpw) = quant.as_quant().bpw else {
             continue;
         };
         let runs: Vec<(&str, &Entry<'_>)> = engines

@@ -4,9 +4,10 @@
 use serde::Serialize;
 
 use crate::db::{Db, SourceFile};
+use crate::eval::Entry;
 use crate::eval::deployment::model_for_query;
 use crate::eval::estimate::{self, Inputs, Verdict};
-use crate::eval::{Entry, Value};
+use crate::eval::schema::Segment;
 use crate::names::Scope;
 use crate::syntax::ast::DeclKind;
 use crate::units::per_hour;
@@ -152,14 +153,6 @@ struct Setup<'a, 'db> {
     seqs: u64,
 }
 
-/// The name of a symbol or reference field (`vendor = nvidia`, `arch = ada`).
-fn word(entry: &Entry<'_>, field: &str) -> Option<String> {
-    match entry.fields.get(field) {
-        Some(Value::Symbol(word)) | Some(Value::Ref(_, word)) => Some(word.clone()),
-        _ => None,
-    }
-}
-
 /// The best format of `quants` (most bits first) for one model on one GPU.
 fn best_fit<'a, 'db>(
     setup: &Setup<'a, 'db>,
@@ -199,19 +192,20 @@ fn best_fit<'a, 'db>(
                 .find(|(name, _, quant)| runs(name, quant))
         })
         .or(quants.last());
-    let name = match gpu.fields.get("name") {
-        Some(Value::Str(name)) => name.clone(),
-        _ => gpu_name.to_string(),
-    };
+    let name = gpu
+        .as_gpu()
+        .name
+        .clone()
+        .unwrap_or_else(|| gpu_name.to_string());
     let mut fit = Fit {
         gpu: gpu_name.to_string(),
         name,
         model: model_name.to_string(),
-        memory_bytes: gpu.number("memory").map(|m| m as i128),
-        bandwidth_gbs: gpu.number("bandwidth").map(|b| b / 1e9),
-        vendor: word(gpu, "vendor"),
-        segment: word(gpu, "segment"),
-        arch: word(gpu, "arch"),
+        memory_bytes: gpu.as_gpu().memory.map(|m| m as i128),
+        bandwidth_gbs: gpu.as_gpu().bandwidth.map(|b| b / 1e9),
+        vendor: gpu.as_gpu().vendor.map(|v| v.name().to_string()),
+        segment: gpu.as_gpu().segment.map(|s| s.name().to_string()),
+        arch: gpu.as_gpu().arch.clone(),
         quant: None,
         bpw: None,
         needed_bytes: None,
@@ -263,7 +257,8 @@ fn quant_list<'db>(
     let bpw_of = |name: Option<&str>, default: f64| -> Result<f64, String> {
         Ok(match name {
             Some(name) => lookup(db, scope, DeclKind::Quant, name)?
-                .number("bpw")
+                .as_quant()
+                .bpw
                 .unwrap_or(default),
             None => default,
         })
@@ -278,7 +273,7 @@ fn quant_list<'db>(
         .names(DeclKind::Quant)
         .filter(|(name, _)| only.is_none_or(|o| o == *name))
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
-        .filter_map(|(name, entry)| entry.number("bpw").map(|bpw| (name, bpw, entry)))
+        .filter_map(|(name, entry)| entry.as_quant().bpw.map(|bpw| (name, bpw, entry)))
         .filter(|(_, bpw, entry)| {
             *bpw >= floor && *bpw <= ceiling && entry.runs_on_engine(engine, engine_entry)
         })
@@ -423,7 +418,7 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
         .names(DeclKind::Gpu)
         // `gpu = cpu` (`device = cpu`) is not a card to list.
         .filter(|(_, key)| {
-            crate::eval::entry_of(db, *key).symbol_as("device")
+            crate::eval::entry_of(db, *key).as_gpu().device
                 != Some(crate::eval::schema::Device::Cpu)
         })
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
@@ -443,14 +438,14 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
         list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
     };
     chosen.retain(|(_, gpu)| {
-        let memory = gpu.number("memory");
+        let memory = gpu.as_gpu().memory;
         let memory_ok = |bound: Option<i128>, keep: fn(f64, f64) -> bool| {
             bound.is_none_or(|b| memory.is_some_and(|m| keep(m, b as f64)))
         };
         memory_ok(request.min_memory, |m, b| m >= b)
             && memory_ok(request.max_memory, |m, b| m <= b)
-            && in_list(&request.vendors, gpu.symbol("vendor"))
-            && in_list(&request.segments, gpu.symbol("segment"))
+            && in_list(&request.vendors, gpu.as_gpu().vendor.map(|s| s.name()))
+            && in_list(&request.segments, gpu.as_gpu().segment.map(|s| s.name()))
     });
     let mut rows: Vec<Fit> = chosen
         .iter()
@@ -499,7 +494,9 @@ fn nameable<'r>(rows: &[&'r Fit], prefer_buyable: bool) -> Vec<&'r Fit> {
         let buyable: Vec<&Fit> = fitting
             .iter()
             .copied()
-            .filter(|f| crate::candidate::buyable_segment(f.segment.as_deref()))
+            .filter(|f| {
+                crate::candidate::buyable_segment(f.segment.as_deref().and_then(Segment::parse))
+            })
             .collect();
         if !buyable.is_empty() {
             return buyable;
@@ -634,7 +631,8 @@ pub fn models(
             let model = crate::eval::entry_of(db, key);
             // Past the model's window the context is capped to it.
             let window = model
-                .number("max_context")
+                .as_model()
+                .max_context
                 .map(|w| w as u64)
                 .unwrap_or(context);
             let capped = Setup {

@@ -21,3 +21,4 @@ pub mod schema;
 pub mod sim;
 pub mod speed;
 pub mod value;
+pub mod views;

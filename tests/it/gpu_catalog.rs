@@ -14,8 +14,8 @@ use std::process::Command;
 
 use deployfit_host::Workspace;
 use deployfit_host::db::Db;
-use deployfit_host::eval::Value;
 use deployfit_host::eval::entry::{Entry, entry_of};
+use deployfit_host::eval::schema::GpuFamily;
 use deployfit_host::syntax::ast::DeclKind;
 
 /// The cards issue #13 asks for by name, as catalog entry names.
@@ -104,21 +104,19 @@ impl Catalog {
 }
 
 fn arch_of<'a>(gpu: &Entry<'_>, archs: &Entries<'a>) -> Option<&'a Entry<'a>> {
-    match gpu.fields.get("arch") {
-        Some(Value::Ref(DeclKind::Arch, name)) => archs.get(name).copied(),
-        _ => None,
-    }
+    archs.get(gpu.as_gpu().arch.as_ref()?).copied()
 }
 
 /// The 16-bit tensor peak an entry's arch gives it, in FLOP/s: rate x units x clock,
 /// halved for GeForce (FP32 accumulate, as the catalog records those cards).
 fn derived_16bit(gpu: &Entry<'_>, arch: &Entry<'_>) -> Option<f64> {
     let rate = arch
-        .number("bf16_rate")
-        .or_else(|| arch.number("fp16_rate"))?;
-    let units = gpu.number("sms")?;
-    let clock = gpu.number("boost_clock_mhz")?;
-    let half = if gpu.symbol("family") == Some("geforce") {
+        .as_arch()
+        .bf16_rate
+        .or_else(|| arch.as_arch().fp16_rate)?;
+    let units = gpu.as_gpu().sms?;
+    let clock = gpu.as_gpu().boost_clock_mhz?;
+    let half = if gpu.as_gpu().family == Some(GpuFamily::Geforce) {
         2.0
     } else {
         1.0
@@ -188,8 +186,7 @@ fn curated_datasheet_figures_match_the_arch_table() {
             let Some(arch) = arch_of(gpu, archs) else {
                 continue;
             };
-            let (Some(sheet), Some(derived)) = (gpu.number("bf16"), derived_16bit(gpu, arch))
-            else {
+            let (Some(sheet), Some(derived)) = (gpu.as_gpu().bf16, derived_16bit(gpu, arch)) else {
                 continue;
             };
             checked.push((name.clone(), sheet, derived));
@@ -261,28 +258,39 @@ fn generated_entries_are_complete_and_follow_their_arch() {
                 problems.push(format!("{name}: no arch"));
                 continue;
             };
-            for field in ["segment", "vendor", "family"] {
-                if gpu.symbol(field).is_none() {
+            let view = gpu.as_gpu();
+            for (field, written) in [
+                ("segment", view.segment.is_some()),
+                ("vendor", view.vendor.is_some()),
+                ("family", view.family.is_some()),
+            ] {
+                if !written {
                     problems.push(format!("{name}: no {field}"));
                 }
             }
-            segments.insert(gpu.symbol("segment").unwrap_or("").to_string());
-            if gpu.symbol("vendor") != arch.symbol("vendor") {
+            segments.insert(
+                gpu.as_gpu()
+                    .segment
+                    .map(|s| s.name())
+                    .unwrap_or("")
+                    .to_string(),
+            );
+            if gpu.as_gpu().vendor != arch.as_arch().vendor {
                 problems.push(format!("{name}: vendor differs from its arch's"));
             }
-            if !gpu.number("memory").is_some_and(|m| m >= 4e9) {
+            if !gpu.as_gpu().memory.is_some_and(|m| m >= 4e9) {
                 problems.push(format!("{name}: memory"));
             }
-            if !gpu.number("bandwidth").is_some_and(|b| b > 0.0) {
+            if !gpu.as_gpu().bandwidth.is_some_and(|b| b > 0.0) {
                 problems.push(format!("{name}: bandwidth"));
             }
-            if gpu.text("name").is_none_or(str::is_empty) {
+            if gpu.as_gpu().name.as_deref().is_none_or(str::is_empty) {
                 problems.push(format!("{name}: display name"));
             }
             // A tensor figure the arch gives is the written one (rounded to 0.1 TFLOPS),
             // unless the part has no tensor path (see its note) and bf16 is the shader rate.
-            if let (Some(derived), Some(bf16)) = (derived_16bit(gpu, arch), gpu.number("bf16"))
-                && gpu.number("fp8").or(gpu.number("int8")).is_some()
+            if let (Some(derived), Some(bf16)) = (derived_16bit(gpu, arch), gpu.as_gpu().bf16)
+                && gpu.as_gpu().fp8.or(gpu.as_gpu().int8).is_some()
                 && (derived - bf16).abs() > 0.051 * TERA
             {
                 problems.push(format!(
@@ -291,7 +299,7 @@ fn generated_entries_are_complete_and_follow_their_arch() {
                     derived / TERA
                 ));
             }
-            if arch.number("fp8_rate").is_none() && gpu.number("fp8").is_some() {
+            if arch.as_arch().fp8_rate.is_none() && gpu.as_gpu().fp8.is_some() {
                 problems.push(format!("{name}: fp8 without an FP8 tensor path"));
             }
         }

@@ -590,7 +590,7 @@ fn set_seqs(ws: &mut Workspace, all: Vec<&mut Case>) {
         GPUS.iter()
             .map(|&(_, name)| {
                 let key = scope.lookup(DeclKind::Gpu, name).expect("catalog GPU");
-                (name, entry_of(db, key).number("memory").expect("memory"))
+                (name, entry_of(db, key).as_gpu().memory.expect("memory"))
             })
             .collect()
     };

@@ -9,7 +9,9 @@ use super::Env;
 use super::entry::{catalog_model, const_field};
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
-use super::schema::{FieldTy, OWNED, OffloadKind, SPECULATIVE, WORKLOAD, field_spec, schema};
+use super::schema::{
+    FieldTy, OWNED, OffloadKind, OffloadMode, SPECULATIVE, WORKLOAD, field_spec, schema,
+};
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -113,8 +115,8 @@ pub struct OwnedCost {
 impl OwnedCost {
     /// The parts for a GPU entry; `None` when it has no `msrp` or `tdp`.
     pub fn of(gpu: &super::entry::Entry<'_>, owned: &Owned) -> Option<OwnedCost> {
-        let msrp = gpu.number("msrp")?;
-        let tdp = gpu.number("tdp")?;
+        let msrp = gpu.as_gpu().msrp?;
+        let tdp = gpu.as_gpu().tdp?;
         let hours = crate::units::SECONDS_PER_HOUR;
         let amortized = msrp / owned.amortize.max(1.0) * hours;
         let power = tdp * owned.pue * owned.power * hours;
@@ -229,6 +231,16 @@ pub(crate) struct Resolved {
     pub speculative: Option<BTreeMap<String, Value>>,
 }
 
+impl Resolved {
+    /// A word-valued deployment field as its enum (`offload = auto`), when written.
+    pub fn symbol_as<T: super::schema::Symbol>(&self, name: &str) -> Option<T> {
+        match self.fields.get(name) {
+            Some(Value::Symbol(word)) => T::parse(word),
+            _ => None,
+        }
+    }
+}
+
 /// Resolves every field; `None` when a field the estimate needs is missing or invalid
 /// (each problem is reported).
 pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Option<Resolved> {
@@ -322,7 +334,7 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
     };
     if let Some(model) = model_entry {
         if decl.field("quant").is_none()
-            && let Some(Value::Ref(_, quant)) = model.fields.get("default_quant")
+            && let Some(quant) = &model.as_model().default_quant
             && scope.lookup(DeclKind::Quant, quant).is_some()
         {
             fields.insert(
@@ -330,7 +342,9 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
                 Value::Ref(DeclKind::Quant, quant.clone()),
             );
         }
-        if let (Some(incomplete), Some(field)) = (model.text("incomplete"), decl.field("model")) {
+        if let (Some(incomplete), Some(field)) =
+            (model.as_model().incomplete.as_deref(), decl.field("model"))
+        {
             diags.push(
                 Diag::new(
                     Code::ModelIncomplete,
@@ -362,14 +376,14 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
         fields.get("offload"),
         fields.get("engine"),
         decl.field("offload"),
-    ) && mode == "auto"
+    ) && OffloadMode::parse(mode) == Some(OffloadMode::Auto)
         && let Some(engine_key) = scope.lookup(DeclKind::Engine, engine)
-        && super::entry_of(db, engine_key).symbol_as("offload") != Some(OffloadKind::Layers)
+        && super::entry_of(db, engine_key).as_engine().offload != Some(OffloadKind::Layers)
     {
         let able: Vec<String> = scope
             .names(DeclKind::Engine)
             .filter(|(_, key)| {
-                super::entry_of(db, *key).symbol_as("offload") == Some(OffloadKind::Layers)
+                super::entry_of(db, *key).as_engine().offload == Some(OffloadKind::Layers)
             })
             .map(|(name, _)| format!("`{name}`"))
             .collect();
@@ -490,10 +504,10 @@ pub(crate) fn host_figures(
             .and_then(Value::quantity)
             .map(|q| q.value())
     };
-    let memory = quantity("host_memory").or_else(|| entry.and_then(|e| e.number("memory")));
+    let memory = quantity("host_memory").or_else(|| entry.and_then(|e| e.as_host().memory));
     let bandwidth =
-        quantity("host_bandwidth").or_else(|| entry.and_then(|e| e.number("bandwidth")));
-    let pcie = entry.and_then(|e| e.number("pcie"));
+        quantity("host_bandwidth").or_else(|| entry.and_then(|e| e.as_host().bandwidth));
+    let pcie = entry.and_then(|e| e.as_host().pcie);
     if entry.is_none() && memory.is_none() && bandwidth.is_none() {
         return (None, name);
     }
@@ -604,7 +618,7 @@ pub(crate) fn check_plan<'db>(
     );
 
     if let (Some((model, model_name)), Some(at)) = (&model, span("pipeline"))
-        && let Some(layers) = model.number("layers")
+        && let Some(layers) = model.as_model().layers
         && pipeline as f64 > layers
     {
         diags.push(
@@ -626,9 +640,9 @@ pub(crate) fn check_plan<'db>(
     if expert_parallel
         && let (Some((model, model_name)), Some(at)) = (&model, span("expert_parallel"))
     {
-        let params = model.number("params").unwrap_or(0.0);
-        let active = model.number("active_params").unwrap_or(params);
-        let experts = model.number("experts").unwrap_or(0.0);
+        let params = model.as_model().params.unwrap_or(0.0);
+        let active = model.as_model().active_params.unwrap_or(params);
+        let experts = model.as_model().experts.unwrap_or(0.0);
         if experts <= 1.0 && active >= params {
             diags.push(
                 Diag::error(
@@ -665,7 +679,7 @@ pub(crate) fn check_plan<'db>(
         }
     }
     if let Some((gpu, gpu_name)) = &gpu
-        && let Some(per_node) = gpu.number("gpus_per_node").map(|n| n.max(1.0) as u64)
+        && let Some(per_node) = gpu.as_gpu().gpus_per_node.map(|n| n.max(1.0) as u64)
         && let Some(at) = span("count")
     {
         if count > per_node && count % per_node != 0 {
@@ -687,7 +701,8 @@ pub(crate) fn check_plan<'db>(
             ok = false;
         } else if count > per_node {
             let link = gpu
-                .number("node_link")
+                .as_gpu()
+                .node_link
                 .map(|b| format!("{:.0} GB/s", b / 1e9))
                 .unwrap_or_else(|| "the network".to_string());
             diags.push(

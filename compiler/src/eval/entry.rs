@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::schema::{
-    FieldSpec, FieldTy, Interconnect, MemoryKind, Symbol, Valid, field_spec, quote_list, schema,
+    FieldSpec, FieldTy, Interconnect, MemoryKind, Valid, field_spec, quote_list, schema,
 };
+use super::views::{self, View};
 use super::{Checker, EvalError, Ty, Value, eval_const};
 use crate::db::{self, Db, DeclKey};
 use crate::diagnostics::codes::Code;
@@ -34,14 +35,74 @@ pub struct Entry<'db> {
     pub ancestor_names: Vec<String>,
     /// Problems in this declaration's own text.
     pub diags: Vec<Diag<'db>>,
+    /// The typed view of [`Entry::fields`] (`model::views`), built once here: the estimate
+    /// reads fields through it, never by name.
+    pub view: View,
 }
 
 impl Entry<'_> {
-    pub fn number(&self, name: &str) -> Option<f64> {
-        self.fields
-            .get(name)
-            .and_then(Value::quantity)
-            .map(|q| q.value())
+    /// The typed view of an arch entry (an empty view for another kind).
+    pub fn as_arch(&self) -> &views::Arch {
+        match &self.view {
+            View::Arch(view) => view,
+            _ => views::Arch::empty(),
+        }
+    }
+
+    /// The typed view of a gpu entry (an empty view for another kind).
+    pub fn as_gpu(&self) -> &views::Gpu {
+        match &self.view {
+            View::Gpu(view) => view,
+            _ => views::Gpu::empty(),
+        }
+    }
+
+    /// The typed view of a model entry (an empty view for another kind).
+    pub fn as_model(&self) -> &views::Model {
+        match &self.view {
+            View::Model(view) => view,
+            _ => views::Model::empty(),
+        }
+    }
+
+    /// The typed view of a quant entry (an empty view for another kind).
+    pub fn as_quant(&self) -> &views::Quant {
+        match &self.view {
+            View::Quant(view) => view,
+            _ => views::Quant::empty(),
+        }
+    }
+
+    /// The typed view of a kv entry (an empty view for another kind).
+    pub fn as_kv(&self) -> &views::Kv {
+        match &self.view {
+            View::Kv(view) => view,
+            _ => views::Kv::empty(),
+        }
+    }
+
+    /// The typed view of an engine entry (an empty view for another kind).
+    pub fn as_engine(&self) -> &views::Engine {
+        match &self.view {
+            View::Engine(view) => view,
+            _ => views::Engine::empty(),
+        }
+    }
+
+    /// The typed view of a host entry (an empty view for another kind).
+    pub fn as_host(&self) -> &views::Host {
+        match &self.view {
+            View::Host(view) => view,
+            _ => views::Host::empty(),
+        }
+    }
+
+    /// The typed view of an offer entry (an empty view for another kind).
+    pub fn as_offer(&self) -> &views::Offer {
+        match &self.view {
+            View::Offer(view) => view,
+            _ => views::Offer::empty(),
+        }
     }
 
     /// The figures (numbers, words) this entry or an ancestor writes whose value was
@@ -58,7 +119,7 @@ impl Entry<'_> {
     /// copy of an engine runs what the original runs. A format that lists none runs
     /// anywhere.
     pub fn runs_on_engine(&self, engine_name: &str, engine: &Entry<'_>) -> bool {
-        let dialect = engine.symbol("dialect");
+        let dialect = engine.as_engine().dialect.map(|s| s.name());
         self.lists_engine(|listed| listed == engine_name || Some(listed) == dialect)
     }
 
@@ -69,41 +130,19 @@ impl Entry<'_> {
     }
 
     fn lists_engine(&self, matches: impl Fn(&str) -> bool) -> bool {
-        match self.fields.get("engines") {
-            Some(Value::List(engines)) => engines
-                .iter()
-                .any(|e| matches!(e, Value::Ref(_, n) if matches(n))),
-            _ => true,
-        }
-    }
-
-    /// A word-valued field (`dialect = vllm`), when written.
-    pub fn symbol(&self, name: &str) -> Option<&str> {
-        match self.fields.get(name) {
-            Some(Value::Symbol(word)) => Some(word.as_str()),
+        let engines = match &self.view {
+            View::Quant(quant) => quant.engines.as_deref(),
+            View::Kv(kv) => kv.engines.as_deref(),
             _ => None,
-        }
-    }
-
-    /// A symbol field read as its enum (`schema::symbols!`): `None` when the field is
-    /// absent (the schema has already refused a value outside the enum).
-    pub fn symbol_as<T: Symbol>(&self, name: &str) -> Option<T> {
-        self.symbol(name).and_then(T::parse)
+        };
+        engines.is_none_or(|engines| engines.iter().any(|name| matches(name)))
     }
 
     /// For a GPU: whether its memory is unified with the host's (`interconnect = unified` or
     /// `memory_kind = unified`): the GPU may wire only part of it (Apple).
     pub fn unified_memory(&self) -> bool {
-        self.symbol_as("interconnect") == Some(Interconnect::Unified)
-            || self.symbol_as("memory_kind") == Some(MemoryKind::Unified)
-    }
-
-    /// A string-valued field (`vllm_name = "fp8"`), when written.
-    pub fn text(&self, name: &str) -> Option<&str> {
-        match self.fields.get(name) {
-            Some(Value::Str(text)) => Some(text.as_str()),
-            _ => None,
-        }
+        self.as_gpu().interconnect == Some(Interconnect::Unified)
+            || self.as_gpu().memory_kind == Some(MemoryKind::Unified)
     }
 }
 
@@ -334,6 +373,7 @@ pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
         ancestors: Vec::new(),
         ancestor_names: Vec::new(),
         diags: Vec::new(),
+        view: View::None,
     };
     let Some(own) = db::decl(db, key) else {
         return entry;
@@ -420,6 +460,7 @@ pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
         check_rule(scope, key, &own, &entry, &mut diags);
     }
     entry.diags = diags;
+    entry.view = View::build(kind, &entry.fields);
     entry
 }
 

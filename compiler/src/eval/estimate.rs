@@ -10,11 +10,11 @@ use super::entry::Entry;
 use super::figures::Figures;
 use super::schema::{
     self, Attention, Device, Fallback, GpuFamily, Interconnect, Kernels, MemoryKind, OffloadKind,
-    QuantKind, Split, TensorType, YesNo,
+    QuantKind, Split, TensorType, WindowKv, YesNo,
 };
 use super::speed;
 use super::support::{self, Support};
-use super::value::{EvalError, Value};
+use super::value::EvalError;
 use crate::units::{Dim, Quantity};
 
 /// Everything the estimate reads, resolved from the deployment's fields.
@@ -239,14 +239,14 @@ impl<'a, 'db> Inputs<'a, 'db> {
 
     /// Whether the `gpu` entry is the host's CPU (`device = cpu`).
     pub fn on_cpu(&self) -> bool {
-        self.gpu.symbol_as("device") == Some(Device::Cpu)
+        self.gpu.as_gpu().device == Some(Device::Cpu)
     }
 
     /// Whether layers may be kept in host memory: `offload = auto` on an engine with
     /// `offload = layers`, on a GPU.
     fn may_offload(&self) -> bool {
         self.offload
-            && self.engine.symbol_as("offload") == Some(OffloadKind::Layers)
+            && self.engine.as_engine().offload == Some(OffloadKind::Layers)
             && !self.on_cpu()
     }
 }
@@ -395,10 +395,9 @@ fn missing(what: String) -> EvalError {
     EvalError::Missing(what)
 }
 
-fn need(entry: &Entry<'_>, entry_name: &str, field: &str) -> Result<f64, EvalError> {
-    entry
-        .number(field)
-        .ok_or_else(|| missing(format!("`{entry_name}` has no `{field}`")))
+/// A figure the estimate cannot go without: `field` of entry `entry_name`.
+fn need(value: Option<f64>, entry_name: &str, field: &str) -> Result<f64, EvalError> {
+    value.ok_or_else(|| missing(format!("`{entry_name}` has no `{field}`")))
 }
 
 /// The memory model, in exact bytes where the inputs are exact.
@@ -515,12 +514,12 @@ fn weights(inputs: &Inputs<'_, '_>) -> Result<(f64, bool), EvalError> {
     Ok(match file.filter(|_| !upcast) {
         Some(bytes) => (*bytes as f64, true),
         None => {
-            let params = need(model, inputs.model_name, "params")?;
+            let params = need(model.as_model().params, inputs.model_name, "params")?;
             // An engine that upcasts a format it cannot run stores 16-bit weights.
             let bpw = if upcast {
                 16.0
             } else {
-                need(inputs.quant, inputs.quant_name, "bpw")?
+                need(inputs.quant.as_quant().bpw, inputs.quant_name, "bpw")?
             };
             ((params * bpw / 8.0).round(), false)
         }
@@ -531,25 +530,22 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     let model = inputs.model;
     let name = inputs.model_name;
     let (weights, from_files) = weights(inputs)?;
-    let layers = need(model, name, "layers")?;
-    let heads = model.number("heads");
-    let kv_bytes = need(inputs.kv, "kv_cache", "bytes")?;
-    let attention = match model.fields.get("attention") {
-        Some(Value::Symbol(kind)) => kind.as_str(),
-        _ => "gqa",
-    };
+    let layers = need(model.as_model().layers, name, "layers")?;
+    let heads = model.as_model().heads;
+    let kv_bytes = need(inputs.kv.as_kv().bytes, "kv_cache", "bytes")?;
+    let attention = model.as_model().attention.unwrap_or(Attention::Gqa);
     let count = inputs.count as f64;
-    let head_dim = match model.number("head_dim") {
+    let head_dim = match model.as_model().head_dim {
         Some(dim) => Some(dim),
-        None => match (model.number("hidden"), heads) {
+        None => match (model.as_model().hidden, heads) {
             (Some(hidden), Some(heads)) => Some(hidden / heads),
             _ => None,
         },
     };
     // MLA heads have their own K and V widths, which the catalog does not record, so
     // the MHA comparison needs an explicit `head_dim` there.
-    let mha_head_dim = if attention == "mla" {
-        model.number("head_dim")
+    let mha_head_dim = if attention == Attention::Mla {
+        model.as_model().head_dim
     } else {
         head_dim
     };
@@ -559,15 +555,16 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let mut kv_heads_per_gpu = None;
     let replicated;
-    let (per_layer, kv_share) = if attention == "mla" {
-        let rank = need(model, name, "kv_lora_rank")?;
-        let rope = need(model, name, "qk_rope_dim")?;
+    let (per_layer, kv_share) = if attention == Attention::Mla {
+        let rank = need(model.as_model().kv_lora_rank, name, "kv_lora_rank")?;
+        let rope = need(model.as_model().qk_rope_dim, name, "qk_rope_dim")?;
         // MLA's latent cache has no heads to split: every GPU holds all of it.
         replicated = count > 1.0;
         ((rank + rope) * kv_bytes, 1.0)
     } else {
         let kv_heads = model
-            .number("kv_heads")
+            .as_model()
+            .kv_heads
             .or(heads)
             .ok_or_else(|| missing(format!("`{name}` has no `kv_heads`")))?;
         let head_dim =
@@ -582,32 +579,29 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
             per_gpu_heads / kv_heads,
         )
     };
-    let windowed = !matches!(
-        inputs.engine.fields.get("window_kv"),
-        Some(Value::Symbol(kind)) if kind == "full"
-    );
+    let windowed = inputs.engine.as_engine().window_kv != Some(WindowKv::Full);
     let linear = linear_layout(model, per_layer, layers);
-    let (local_layers, window) = if attention == "hybrid" && windowed {
+    let (local_layers, window) = if attention == Attention::Hybrid && windowed {
         (
-            model.number("local_layers").unwrap_or(0.0).min(layers),
-            model.number("window").unwrap_or(f64::INFINITY),
+            model.as_model().local_layers.unwrap_or(0.0).min(layers),
+            model.as_model().window.unwrap_or(f64::INFINITY),
         )
     } else {
         linear.unwrap_or((0.0, f64::INFINITY))
     };
     let engine = inputs.engine;
-    let vocab = model.number("vocab").unwrap_or(0.0);
+    let vocab = model.as_model().vocab.unwrap_or(0.0);
     let parts = engine_parts(inputs, weights, layers)?;
     let overhead = parts.in_budget();
     // `kv_free_share` (LMDeploy's --cache-max-entry-count): the KV cache may take that share
     // of what is left after the weights and the overhead; the deployment's
     // `memory_utilization` then overrides this share rather than `utilization`.
-    let free_share = engine.number("kv_free_share");
+    let free_share = engine.as_engine().kv_free_share;
     let utilization = match free_share {
-        Some(_) => engine.number("utilization"),
+        Some(_) => engine.as_engine().utilization,
         None => inputs
             .memory_utilization
-            .or_else(|| engine.number("utilization")),
+            .or_else(|| engine.as_engine().utilization),
     }
     .unwrap_or(1.0);
     let free_share = free_share.map(|share| inputs.memory_utilization.unwrap_or(share));
@@ -615,7 +609,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     let gpu_memory = if inputs.on_cpu() {
         None
     } else {
-        inputs.gpu.number("memory").map(|memory| {
+        inputs.gpu.as_gpu().memory.map(|memory| {
             if unified {
                 memory * unified_memory_share(memory)
             } else {
@@ -627,7 +621,7 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         // The whole model in system RAM: the host's memory, no GPU share.
         inputs.host.and_then(|host| host.memory).map(f64::floor)
     } else {
-        inputs.gpu.number("memory").map(|memory| {
+        inputs.gpu.as_gpu().memory.map(|memory| {
             let share = if unified {
                 unified_memory_share(memory)
             } else {
@@ -645,8 +639,8 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     // The input embeddings and the output layer are `vocab × hidden` each, at the
     // weights' average bits per weight; the rest is split evenly over the layers.
-    let hidden = model.number("hidden").unwrap_or(0.0);
-    let params = model.number("params").unwrap_or(0.0);
+    let hidden = model.as_model().hidden.unwrap_or(0.0);
+    let params = model.as_model().params.unwrap_or(0.0);
     let matrix = if params > 0.0 {
         vocab * hidden / params * weights
     } else {
@@ -689,13 +683,13 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
 /// layers then count as full attention).
 pub fn linear_attention(model: &Entry<'_>) -> Option<(f64, f64)> {
     if matches!(
-        model.symbol_as("attention"),
+        model.as_model().attention,
         Some(Attention::Mla | Attention::Hybrid)
     ) {
         return None;
     }
-    let linear = model.number("linear_layers")?;
-    let state = model.number("linear_state")?;
+    let linear = model.as_model().linear_layers?;
+    let state = model.as_model().linear_state?;
     (linear > 0.0 && state > 0.0).then_some((linear, state))
 }
 
@@ -784,20 +778,21 @@ fn engine_parts(
     let model = inputs.model;
     // With pipeline stages each GPU holds `1 / stages` of the weights, and talks to others.
     let count = inputs.gpus_per_replica().max(1) as f64;
-    let number = |field: &str| engine.number(field).unwrap_or(0.0);
-    let yes = |field: &str, default: bool| match engine.symbol_as(field) {
+    let view = engine.as_engine();
+    let number = |value: Option<f64>| value.unwrap_or(0.0);
+    let yes = |value: Option<YesNo>, default: bool| match value {
         Some(YesNo::Yes) => true,
         Some(YesNo::No) => false,
         None => default,
     };
-    let vocab = model.number("vocab").unwrap_or(0.0);
-    let hidden = model.number("hidden").unwrap_or(0.0);
-    let intermediate = model.number("intermediate").unwrap_or(0.0);
-    let base = need(engine, inputs.engine_name, "overhead")?
-        + number("overhead_ratio") * weights / count
-        + number("overhead_per_vocab") * vocab;
+    let vocab = model.as_model().vocab.unwrap_or(0.0);
+    let hidden = model.as_model().hidden.unwrap_or(0.0);
+    let intermediate = model.as_model().intermediate.unwrap_or(0.0);
+    let base = need(engine.as_engine().overhead, inputs.engine_name, "overhead")?
+        + number(view.overhead_ratio) * weights / count
+        + number(view.overhead_per_vocab) * vocab;
     let communication = if count > 1.0 {
-        number("overhead_tensor_parallel")
+        number(view.overhead_tensor_parallel)
     } else {
         0.0
     };
@@ -806,44 +801,40 @@ fn engine_parts(
     // A GPU without a memory figure (the matrix's GPU-less totals) takes the large-GPU
     // defaults: the larger sampler pass, the conservative side.
     let large = large_gpu_defaults(inputs);
-    let by_memory = |field: &str, small: &str| {
-        if large {
-            engine.number(field)
-        } else {
-            engine.number(small).or_else(|| engine.number(field))
-        }
-        .unwrap_or(0.0)
+    let by_memory = |field: Option<f64>, small: Option<f64>| {
+        if large { field } else { small.or(field) }.unwrap_or(0.0)
     };
     let batched = inputs
         .batched_tokens
-        .unwrap_or_else(|| by_memory("batched_tokens", "batched_tokens_small"));
+        .unwrap_or_else(|| by_memory(view.batched_tokens, view.batched_tokens_small));
     // The sampler pass covers max_num_seqs rows: the deployment's `seqs` (which `export`
     // writes as --max-num-seqs), and no fewer than the engine's default, which is what a run
     // without the flag profiles (conservative for an exported command with fewer).
-    let sampler_rows = (inputs.seqs as f64).max(by_memory("profile_seqs", "profile_seqs_small"));
-    let profile_tokens = if yes("chunked_prefill", true) {
+    let sampler_rows =
+        (inputs.seqs as f64).max(by_memory(view.profile_seqs, view.profile_seqs_small));
+    let profile_tokens = if yes(view.chunked_prefill, true) {
         batched
     } else {
         batched.max(inputs.context as f64)
     };
-    let graphs = if yes("cuda_graphs", true) && !inputs.enforce_eager {
-        number("graph_memory") + number("graph_memory_per_layer") * layers
+    let graphs = if yes(view.cuda_graphs, true) && !inputs.enforce_eager {
+        number(view.graph_memory) + number(view.graph_memory_per_layer) * layers
     } else {
         0.0
     };
     Ok(EngineParts {
         base,
-        context: number("context_memory"),
+        context: number(view.context_memory),
         communication,
         activation: profile_tokens
-            * (hidden * number("activation_per_hidden")
-                + intermediate * number("activation_per_intermediate")),
+            * (hidden * number(view.activation_per_hidden)
+                + intermediate * number(view.activation_per_intermediate)),
         profile_tokens,
-        sampler: sampler_rows * vocab * number("sampler_per_logit"),
+        sampler: sampler_rows * vocab * number(view.sampler_per_logit),
         sampler_rows,
         graphs,
-        graphs_in_budget: yes("graphs_in_budget", true),
-        startup_check: yes("startup_check", false),
+        graphs_in_budget: yes(view.graphs_in_budget, true),
+        startup_check: yes(view.startup_check, false),
         padding: expert_padding(inputs) / count,
     })
 }
@@ -859,22 +850,22 @@ fn engine_parts(
 /// without `experts`.
 fn expert_padding(inputs: &Inputs<'_, '_>) -> f64 {
     let (model, quant) = (inputs.model, inputs.quant);
-    if inputs.engine.symbol_as("expert_padding") != Some(YesNo::Yes) {
+    if inputs.engine.as_engine().expert_padding != Some(YesNo::Yes) {
         return 0.0;
     }
     let (Some(align_hidden), Some(align_width), Some(bpw)) = (
-        quant.number("vllm_expert_align_hidden"),
-        quant.number("vllm_expert_align_width"),
-        quant.number("bpw"),
+        quant.as_quant().vllm_expert_align_hidden,
+        quant.as_quant().vllm_expert_align_width,
+        quant.as_quant().bpw,
     ) else {
         return 0.0;
     };
-    let number = |field: &str| model.number(field).unwrap_or(0.0);
+    let view = model.as_model();
     let (params, hidden, layers, experts) = (
-        number("params"),
-        number("hidden"),
-        number("layers"),
-        number("experts"),
+        view.params.unwrap_or(0.0),
+        view.hidden.unwrap_or(0.0),
+        view.layers.unwrap_or(0.0),
+        view.experts.unwrap_or(0.0),
     );
     let (share, _) = expert_shares(model);
     let expert_params = share * params;
@@ -1079,7 +1070,7 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
     // An engine whose own kernels dequantize every format it loads (ggml: `fallback =
     // dequantize`) runs this one as it runs all the others: nothing to warn about.
     figures.quant_emulated = Ok(matches!(mode, Support::WeightOnly | Support::Upcast)
-        && inputs.engine.symbol_as("fallback") != Some(Fallback::Dequantize));
+        && inputs.engine.as_engine().fallback != Some(Fallback::Dequantize));
     figures.quant_support_note = Ok(support::note(
         inputs.quant,
         inputs.quant_name,
@@ -1147,7 +1138,7 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         + kv
         + mem.drafter_total(context, seqs)
         + mem.overhead * count * mem.plan.stages.max(1.0);
-    let window = inputs.model.number("max_context");
+    let window = inputs.model.as_model().max_context;
     let no_memory = if inputs.on_cpu() {
         missing("the deployment's host has no `memory`".to_string())
     } else {
@@ -1467,8 +1458,9 @@ pub const DEFAULT_NVLINK_BANDWIDTH: f64 = 300e9;
 
 /// The hourly price of one GPU: its cloud price, else its launch price amortised.
 pub fn hourly_price(gpu: &Entry<'_>) -> Option<f64> {
-    gpu.number("price").or_else(|| {
-        gpu.number("msrp")
+    gpu.as_gpu().price.or_else(|| {
+        gpu.as_gpu()
+            .msrp
             .map(|msrp| msrp / (AMORTISATION_HOURS * crate::units::SECONDS_PER_HOUR))
     })
 }
@@ -1495,7 +1487,7 @@ fn speed_and_cost(
     } else if placement.is_some() && host.bandwidth.is_none() {
         None
     } else {
-        gpu.number("bandwidth")
+        gpu.as_gpu().bandwidth
     };
     let Some(bandwidth) = bandwidth else {
         let why = if on_cpu || placement.is_some() {
@@ -1537,14 +1529,14 @@ fn speed_and_cost(
         return;
     };
     let unified = gpu.unified_memory();
-    let link = gpu.number("link_bandwidth").unwrap_or(
-        if gpu.symbol_as("interconnect") == Some(Interconnect::Nvlink) {
+    let link = gpu.as_gpu().link_bandwidth.unwrap_or(
+        if gpu.as_gpu().interconnect == Some(Interconnect::Nvlink) {
             DEFAULT_NVLINK_BANDWIDTH
         } else {
             speed::DEFAULT_LINK_BANDWIDTH
         },
     );
-    let params = model.number("params").unwrap_or(mem.weights * 2.0);
+    let params = model.as_model().params.unwrap_or(mem.weights * 2.0);
     let context = inputs.context as f64;
     let prompt = inputs.prompt.unwrap_or_else(|| DEFAULT_PROMPT.min(context));
     // Decode reads, on average, the KV of half the generation beyond the prompt; without a
@@ -1557,19 +1549,19 @@ fn speed_and_cost(
         (speed::Family::Cpu, speed::Backend::Cpu)
     } else {
         speed::Family::classify(
-            gpu.symbol_as("vendor"),
+            gpu.as_gpu().vendor,
             unified,
-            gpu.symbol_as("memory_kind") == Some(MemoryKind::Hbm),
-            gpu.symbol_as("family"),
+            gpu.as_gpu().memory_kind == Some(MemoryKind::Hbm),
+            gpu.as_gpu().family,
         )
     };
     // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
     // inference kernels accumulate in FP16 at twice that rate.
     // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
     // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
-    let tensor_peak = match (inputs.support(), inputs.quant.symbol_as("tensor")) {
+    let tensor_peak = match (inputs.support(), inputs.quant.as_quant().tensor) {
         (Support::Native, Some(TensorType::Fp8)) => {
-            gpu.number("fp8").map(|peak| peak * tensor_share(inputs))
+            gpu.as_gpu().fp8.map(|peak| peak * tensor_share(inputs))
         }
         _ => None,
     };
@@ -1580,7 +1572,7 @@ fn speed_and_cost(
         // 16-bit GEMMs accumulate in FP32, the rate the catalog records for every card.
         serving_peak(inputs)
     } else {
-        tensor_peak.or_else(|| gpu.number("bf16")).map(|peak| {
+        tensor_peak.or_else(|| gpu.as_gpu().bf16).map(|peak| {
             if family == speed::Family::Geforce {
                 peak * 2.0
             } else {
@@ -1592,13 +1584,13 @@ fn speed_and_cost(
     // Attention kernels multiply at 16 bit, at the share of that peak the GPU's best matrix
     // multiplies reach.
     let bf16_peak = sixteen_bit_peak(gpu, inputs.arch)
-        .map(|peak| peak * matmul_share(gpu, inputs.arch, "bf16").0)
+        .map(|peak| peak * matmul_share(gpu, inputs.arch, TensorType::Bf16).0)
         .filter(|_| !on_cpu);
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,
         serving_engine: serving_kernels,
-        layer_split: inputs.engine.symbol_as("split") == Some(Split::Layers),
+        layer_split: inputs.engine.as_engine().split == Some(Split::Layers),
         bandwidth,
         peak,
         link_bandwidth: link,
@@ -1609,9 +1601,9 @@ fn speed_and_cost(
             |p| p.gpu_weights,
         ),
         params,
-        active_params: model.number("active_params").unwrap_or(params),
-        layers: model.number("layers").unwrap_or(0.0),
-        hidden: model.number("hidden").unwrap_or(0.0),
+        active_params: model.as_model().active_params.unwrap_or(params),
+        layers: model.as_model().layers.unwrap_or(0.0),
+        hidden: model.as_model().hidden.unwrap_or(0.0),
         seqs,
         kv_read_bytes: match placement {
             // A layer's KV lives with the layer: the GPUs' share, split over them.
@@ -1764,11 +1756,11 @@ fn insert_cost(inputs: &Inputs<'_, '_>, figures: &mut Figures, produced: Option<
 /// A tensor type's dense peak of one GPU from its architecture: `{type}_rate` FLOP per clock
 /// per SM/CU × `sms` × `boost_clock_mhz` (halved on GeForce cards, whose catalog figures
 /// are FP32-accumulate rates).
-fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
+fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: TensorType) -> Option<f64> {
     let rate = arch_rate(arch, ty)?;
-    let units = gpu.number("sms")?;
-    let clock = gpu.number("boost_clock_mhz")?;
-    let half = if gpu.symbol_as("family") == Some(GpuFamily::Geforce) {
+    let units = gpu.as_gpu().sms?;
+    let clock = gpu.as_gpu().boost_clock_mhz?;
+    let half = if gpu.as_gpu().family == Some(GpuFamily::Geforce) {
         2.0
     } else {
         1.0
@@ -1777,40 +1769,46 @@ fn arch_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64>
 }
 
 /// An architecture's dense `{type}_rate`: tensor FLOP per clock per SM/CU/Xe-core.
-fn arch_rate(arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
-    arch?.number(&format!("{ty}_rate"))
+fn arch_rate(arch: Option<&Entry<'_>>, ty: TensorType) -> Option<f64> {
+    arch?.as_arch().rate(ty)
 }
 
 /// The GPU's dense 16-bit peak: its `bf16` figure, else its architecture's.
 fn sixteen_bit_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>) -> Option<f64> {
-    gpu.number("bf16").or_else(|| arch_peak(gpu, arch, "bf16"))
+    gpu.as_gpu()
+        .bf16
+        .or_else(|| arch_peak(gpu, arch, TensorType::Bf16))
 }
 
 /// A tensor type's dense datasheet peak of one GPU: the GPU's own figure for it, else its
 /// 16-bit figure scaled by the architecture's rate ratio (FP4 on Blackwell is 4× BF16), else
 /// the architecture's rate × SMs × clock.
-fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> Option<f64> {
-    if ty == "bf16" {
+fn type_peak(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: TensorType) -> Option<f64> {
+    if ty == TensorType::Bf16 {
         return sixteen_bit_peak(gpu, arch);
     }
-    gpu.number(ty)
+    gpu.as_gpu()
+        .peak(ty)
         .or_else(|| {
-            Some(sixteen_bit_peak(gpu, arch)? * arch_rate(arch, ty)? / arch_rate(arch, "bf16")?)
+            Some(
+                sixteen_bit_peak(gpu, arch)? * arch_rate(arch, ty)?
+                    / arch_rate(arch, TensorType::Bf16)?,
+            )
         })
         .or_else(|| arch_peak(gpu, arch, ty))
 }
 
 /// The tensor type a serving engine's matrix multiplies run on: the format's own where the
 /// GPU runs it natively and the architecture has a rate for it, else 16 bit.
-fn serving_tensor(inputs: &Inputs<'_, '_>) -> &'static str {
-    match (inputs.support(), inputs.quant.symbol_as("tensor")) {
+fn serving_tensor(inputs: &Inputs<'_, '_>) -> TensorType {
+    match (inputs.support(), inputs.quant.as_quant().tensor) {
         (Support::Native, Some(ty))
             if !matches!(ty, TensorType::Bf16 | TensorType::Fp16)
-                && arch_rate(inputs.arch, ty.name()).is_some() =>
+                && arch_rate(inputs.arch, ty).is_some() =>
         {
-            ty.name()
+            ty
         }
-        _ => TensorType::Bf16.name(),
+        _ => TensorType::Bf16,
     }
 }
 
@@ -1820,7 +1818,7 @@ fn serving_tensor(inputs: &Inputs<'_, '_>) -> &'static str {
 /// share of that peak the GPU's best matrix multiplies reach ([`matmul_share`]).
 fn serving_peak(inputs: &Inputs<'_, '_>) -> Option<f64> {
     let ty = serving_tensor(inputs);
-    let format = if ty == "bf16" {
+    let format = if ty == TensorType::Bf16 {
         weight_only_share(inputs.quant, inputs.arch, inputs.engine)
     } else {
         tensor_share(inputs)
@@ -1847,20 +1845,24 @@ pub enum ShareSource {
 /// its measured BF16 share, else its architecture's `matmul_share`, else
 /// [`speed::MATMUL_SHARE`] (docs/calibration-serving.md, "Achievable matmul rate"). A
 /// measurement above the peak counts as the peak.
-pub fn matmul_share(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> (f64, ShareSource) {
-    let measured = |ty: &str| {
-        let mamf = gpu.number(&format!("{ty}_mamf"))?;
+pub fn matmul_share(
+    gpu: &Entry<'_>,
+    arch: Option<&Entry<'_>>,
+    ty: TensorType,
+) -> (f64, ShareSource) {
+    let measured = |ty: TensorType| {
+        let mamf = gpu.as_gpu().mamf(ty)?;
         let peak = type_peak(gpu, arch, ty)?;
         (peak > 0.0).then(|| (mamf / peak).min(1.0))
     };
     if let Some(share) = measured(ty) {
         return (share, ShareSource::Measured);
     }
-    if let Some(share) = measured("bf16") {
+    if let Some(share) = measured(TensorType::Bf16) {
         return (share, ShareSource::MeasuredBf16);
     }
     match arch
-        .and_then(|arch| arch.number("matmul_share"))
+        .and_then(|arch| arch.as_arch().matmul_share)
         .filter(|share| *share > 0.0 && *share <= 1.0)
     {
         Some(share) => (share, ShareSource::Arch),
@@ -1873,7 +1875,7 @@ pub fn matmul_share(gpu: &Entry<'_>, arch: Option<&Entry<'_>>, ty: &str) -> (f64
 fn serving_share(inputs: &Inputs<'_, '_>) -> f64 {
     inputs
         .arch
-        .and_then(|arch| arch.number("serving_efficiency"))
+        .and_then(|arch| arch.as_arch().serving_efficiency)
         .filter(|share| *share > 0.0 && *share <= 1.0)
         .unwrap_or(1.0)
 }
@@ -1883,7 +1885,8 @@ fn serving_share(inputs: &Inputs<'_, '_>) -> f64 {
 fn tensor_share(inputs: &Inputs<'_, '_>) -> f64 {
     inputs
         .quant
-        .number("tensor_efficiency")
+        .as_quant()
+        .tensor_efficiency
         .filter(|share| *share > 0.0 && *share <= 1.0)
         .unwrap_or(1.0)
 }
@@ -1899,12 +1902,13 @@ pub fn weight_only_share(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &E
         Support::WeightOnly => true,
         // Packed weights with no tensor type of their own; 16-bit weights run natively.
         Support::Native => {
-            quant.symbol("tensor").is_none() && quant.number("bits").is_some_and(|b| b < 16.0)
+            quant.as_quant().tensor.is_none() && quant.as_quant().bits.is_some_and(|b| b < 16.0)
         }
         Support::Upcast | Support::Unsupported => false,
     };
     quant
-        .number("weight_only_efficiency")
+        .as_quant()
+        .weight_only_efficiency
         .filter(|share| weight_only && *share > 0.0 && *share <= 1.0)
         .unwrap_or(1.0)
 }
@@ -1918,59 +1922,62 @@ fn serving_inputs(
     peak16: Option<f64>,
     kv_budget: Option<f64>,
 ) -> speed::Serving {
-    let engine = inputs.engine;
+    let engine = inputs.engine.as_engine();
     let pooled = speed::Engine::POOLED;
     let arch_share = serving_share(inputs);
     // The engine's field, else the pooled fit's value.
-    let field = |name: &str, pooled: f64| engine.number(name).unwrap_or(pooled);
     let engine_speed = speed::Engine {
         bandwidth_efficiency: arch_share
-            * field("bandwidth_efficiency", pooled.bandwidth_efficiency),
+            * engine
+                .bandwidth_efficiency
+                .unwrap_or(pooled.bandwidth_efficiency),
         // The compute side's architecture share is the GPU's achievable matmul share, already
         // in the peaks ([`matmul_share`]).
-        compute_efficiency: field("compute_efficiency", pooled.compute_efficiency),
-        step_overhead: field("step_overhead", pooled.step_overhead),
-        sequence_overhead: field("sequence_overhead", pooled.sequence_overhead),
+        compute_efficiency: engine
+            .compute_efficiency
+            .unwrap_or(pooled.compute_efficiency),
+        step_overhead: engine.step_overhead.unwrap_or(pooled.step_overhead),
+        sequence_overhead: engine.sequence_overhead.unwrap_or(pooled.sequence_overhead),
         cuda_graphs: !inputs.enforce_eager
             && engine
-                .symbol("cuda_graphs")
-                .map_or(pooled.cuda_graphs, |graphs| graphs == "yes"),
-        moe_efficiency: field("moe_efficiency", pooled.moe_efficiency),
-        moe_bandwidth_efficiency: field(
-            "moe_bandwidth_efficiency",
-            pooled.moe_bandwidth_efficiency,
-        ),
-        output_reserve: field("output_reserve", pooled.output_reserve),
+                .cuda_graphs
+                .map_or(pooled.cuda_graphs, |graphs| graphs == YesNo::Yes),
+        moe_efficiency: engine.moe_efficiency.unwrap_or(pooled.moe_efficiency),
+        moe_bandwidth_efficiency: engine
+            .moe_bandwidth_efficiency
+            .unwrap_or(pooled.moe_bandwidth_efficiency),
+        output_reserve: engine.output_reserve.unwrap_or(pooled.output_reserve),
         preempt: engine
-            .symbol("preemption")
-            .map_or(pooled.preempt, |preempt| preempt == "yes"),
+            .preemption
+            .map_or(pooled.preempt, |preempt| preempt == YesNo::Yes),
     };
     let model = inputs.model;
     let (expert_share, expert_pick) = expert_shares(model);
     let layers = mem.layers.max(1.0);
-    let heads = model.number("heads").unwrap_or(0.0);
-    let hidden = model.number("hidden").unwrap_or(0.0);
-    let attention = model.symbol("attention").unwrap_or("gqa");
+    let heads = model.as_model().heads.unwrap_or(0.0);
+    let hidden = model.as_model().hidden.unwrap_or(0.0);
+    let attention = model.as_model().attention.unwrap_or(Attention::Gqa);
     // Attention FLOP per query token per context token and layer: QKᵀ and PV, 2 FLOP per
     // multiply-add. Absorbed MLA scores over the latent and rope dimensions and reads
     // values from the latent.
-    let per_pair = if attention == "mla" {
+    let per_pair = if attention == Attention::Mla {
         2.0 * heads
-            * (2.0 * model.number("kv_lora_rank").unwrap_or(0.0)
-                + model.number("qk_rope_dim").unwrap_or(0.0))
+            * (2.0 * model.as_model().kv_lora_rank.unwrap_or(0.0)
+                + model.as_model().qk_rope_dim.unwrap_or(0.0))
     } else {
         let head_dim =
             model
-                .number("head_dim")
+                .as_model()
+                .head_dim
                 .unwrap_or(if heads > 0.0 { hidden / heads } else { 0.0 });
         4.0 * heads * head_dim
     };
     // Sliding-window layers attend to (and read the KV of) at most the window, whatever
     // the engine allocates for them; linear-attention layers read and write their state.
-    let (local, window) = if attention == "hybrid" {
-        let local = model.number("local_layers").unwrap_or(0.0).min(layers);
+    let (local, window) = if attention == Attention::Hybrid {
+        let local = model.as_model().local_layers.unwrap_or(0.0).min(layers);
         let window = if local > 0.0 {
-            model.number("window").unwrap_or(f64::INFINITY)
+            model.as_model().window.unwrap_or(f64::INFINITY)
         } else {
             f64::INFINITY
         };
@@ -1999,7 +2006,7 @@ fn serving_inputs(
         parallel: parallel_inputs(inputs),
         drafter: drafter_inputs(inputs, mem),
         batch_tokens: batch_tokens(inputs),
-        scheduling: match engine.symbol_as("scheduling") {
+        scheduling: match engine.scheduling {
             Some(schema::Scheduling::PrefillFirst) => speed::Scheduling::PrefillFirst,
             _ => speed::Scheduling::Mixed,
         },
@@ -2020,23 +2027,13 @@ fn serving_inputs(
 /// Whether the engine's architecture list `field` names the GPU's architecture (or one it
 /// extends); `None` when the engine writes no such list or the GPU names no `arch`.
 fn arch_listed(
-    engine: &Entry<'_>,
-    field: &str,
+    listed: Option<&[String]>,
     gpu: &Entry<'_>,
     arch: Option<&Entry<'_>>,
 ) -> Option<bool> {
-    let Some(Value::Ref(_, arch_name)) = gpu.fields.get("arch") else {
-        return None;
-    };
-    let Some(Value::List(archs)) = engine.fields.get(field) else {
-        return None;
-    };
-    Some(archs.iter().any(|a| match a {
-        Value::Ref(_, name) => {
-            name == arch_name
-                || arch.is_some_and(|arch| arch.ancestor_names.iter().any(|n| n == name))
-        }
-        _ => false,
+    let arch_name = gpu.as_gpu().arch.as_ref()?;
+    Some(listed?.iter().any(|name| {
+        name == arch_name || arch.is_some_and(|arch| arch.ancestor_names.iter().any(|n| n == name))
     }))
 }
 
@@ -2053,20 +2050,20 @@ pub fn serving_kernels(
     quant: Option<&Entry<'_>>,
     gpu: Option<&Entry<'_>>,
 ) -> bool {
-    match engine.symbol_as("kernels") {
+    match engine.as_engine().kernels {
         Some(Kernels::Serving) => true,
         Some(Kernels::Auto) => {
             let (Some(quant), Some(gpu)) = (quant, gpu) else {
                 return false;
             };
             let (family, backend) = speed::Family::classify(
-                gpu.symbol_as("vendor"),
+                gpu.as_gpu().vendor,
                 gpu.unified_memory(),
-                gpu.symbol_as("memory_kind") == Some(MemoryKind::Hbm),
-                gpu.symbol_as("family"),
+                gpu.as_gpu().memory_kind == Some(MemoryKind::Hbm),
+                gpu.as_gpu().family,
             );
             !matches!(
-                quant.symbol_as("kind"),
+                quant.as_quant().kind,
                 Some(QuantKind::Gguf | QuantKind::Mlx)
             ) && family == speed::Family::Hbm
                 && matches!(backend, speed::Backend::Cuda | speed::Backend::Rocm)
@@ -2079,7 +2076,7 @@ pub fn serving_kernels(
 /// architecture (or one it extends). An engine without `archs` (llama.cpp, the generic
 /// engine) and a GPU without `arch` pass.
 pub fn engine_runs_on_gpu(engine: &Entry<'_>, gpu: &Entry<'_>, arch: Option<&Entry<'_>>) -> bool {
-    arch_listed(engine, "archs", gpu, arch).unwrap_or(true)
+    arch_listed(engine.as_engine().archs.as_deref(), gpu, arch).unwrap_or(true)
 }
 
 /// Whether the engine takes its large-GPU defaults (vLLM's `max_num_batched_tokens` 8192
@@ -2089,11 +2086,15 @@ pub fn engine_runs_on_gpu(engine: &Entry<'_>, gpu: &Entry<'_>, arch: Option<&Ent
 /// large defaults: the larger sampler pass, the conservative side.
 fn large_gpu_defaults(inputs: &Inputs<'_, '_>) -> bool {
     let engine = inputs.engine;
-    let excepted =
-        arch_listed(engine, "batched_tokens_except", inputs.gpu, inputs.arch).unwrap_or(false);
+    let excepted = arch_listed(
+        engine.as_engine().batched_tokens_except.as_deref(),
+        inputs.gpu,
+        inputs.arch,
+    )
+    .unwrap_or(false);
     match (
-        inputs.gpu.number("memory"),
-        engine.number("batched_tokens_memory"),
+        inputs.gpu.as_gpu().memory,
+        engine.as_engine().batched_tokens_memory,
     ) {
         (Some(memory), Some(threshold)) => memory >= threshold && !excepted,
         _ => !excepted,
@@ -2109,8 +2110,8 @@ fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
         return tokens;
     }
     let engine = inputs.engine;
-    let large = engine.number("batched_tokens");
-    let small = engine.number("batched_tokens_small").or(large);
+    let large = engine.as_engine().batched_tokens;
+    let small = engine.as_engine().batched_tokens_small.or(large);
     if large_gpu_defaults(inputs) {
         large
     } else {
@@ -2125,13 +2126,14 @@ fn parallel_inputs(inputs: &Inputs<'_, '_>) -> speed::Parallel {
     let plan = inputs.plan;
     speed::Parallel {
         stages: plan.pipeline.max(1) as f64,
-        gpus_per_node: inputs.gpu.number("gpus_per_node"),
+        gpus_per_node: inputs.gpu.as_gpu().gpus_per_node,
         node_link: inputs
             .gpu
-            .number("node_link")
+            .as_gpu()
+            .node_link
             .unwrap_or(speed::DEFAULT_NODE_LINK),
         expert_parallel: plan.expert_parallel,
-        experts_active: inputs.model.number("experts_active").unwrap_or(1.0),
+        experts_active: inputs.model.as_model().experts_active.unwrap_or(1.0),
         prompt: inputs
             .prompt
             .unwrap_or_else(|| DEFAULT_PROMPT.min(inputs.context as f64)),
@@ -2183,9 +2185,9 @@ pub(crate) struct PlanMemory {
 /// Routed experts' share of a model's parameters and the share of them one token picks
 /// (`experts_active / experts`): (0, 1) for a dense model.
 fn expert_shares(model: &Entry<'_>) -> (f64, f64) {
-    let params = model.number("params").unwrap_or(0.0);
-    let active = model.number("active_params").unwrap_or(params);
-    match (model.number("experts"), model.number("experts_active")) {
+    let params = model.as_model().params.unwrap_or(0.0);
+    let active = model.as_model().active_params.unwrap_or(params);
+    match (model.as_model().experts, model.as_model().experts_active) {
         // (params − active) = (experts − k) × one expert's parameters.
         (Some(experts), Some(k)) if experts > k && active < params && params > 0.0 => {
             let per_expert = (params - active) / (experts - k);
@@ -2208,7 +2210,7 @@ fn plan_memory(
     let model = inputs.model;
     let count = inputs.count.max(1) as f64;
     let stages = plan.pipeline.max(1) as f64;
-    let expert_extra = match model.number("experts") {
+    let expert_extra = match model.as_model().experts {
         Some(experts) if plan.expert_parallel && experts > 0.0 => {
             let (share, _) = expert_shares(model);
             let busiest = (experts / count).ceil() / experts;
@@ -2217,9 +2219,9 @@ fn plan_memory(
         _ => 0.0,
     };
     let layers = layers.max(1.0);
-    let params = model.number("params").unwrap_or(0.0);
-    let active = model.number("active_params").unwrap_or(params);
-    let hidden = model.number("hidden").unwrap_or(0.0);
+    let params = model.as_model().params.unwrap_or(0.0);
+    let active = model.as_model().active_params.unwrap_or(params);
+    let hidden = model.as_model().hidden.unwrap_or(0.0);
     let (drafter_weights, drafter_read, drafter_params, drafter_kv_per_token) =
         match plan.speculative {
             None => (0.0, 0.0, 0.0, 0.0),
@@ -2247,18 +2249,18 @@ fn plan_memory(
                 // The draft model in 16 bit, and its own KV at the deployment's KV dtype.
                 super::parallel::Method::Draft => match spec.draft {
                     Some((draft, _)) => {
-                        let draft_params = draft.number("params").unwrap_or(0.0);
-                        let draft_active = draft.number("active_params").unwrap_or(draft_params);
-                        let heads = draft.number("heads").unwrap_or(0.0);
-                        let kv_heads = draft.number("kv_heads").unwrap_or(heads);
-                        let head_dim = draft.number("head_dim").unwrap_or_else(|| {
-                            match (draft.number("hidden"), heads) {
+                        let draft_params = draft.as_model().params.unwrap_or(0.0);
+                        let draft_active = draft.as_model().active_params.unwrap_or(draft_params);
+                        let heads = draft.as_model().heads.unwrap_or(0.0);
+                        let kv_heads = draft.as_model().kv_heads.unwrap_or(heads);
+                        let head_dim = draft.as_model().head_dim.unwrap_or_else(|| {
+                            match (draft.as_model().hidden, heads) {
                                 (Some(h), n) if n > 0.0 => h / n,
                                 _ => 0.0,
                             }
                         });
-                        let kv_bytes = inputs.kv.number("bytes").unwrap_or(2.0);
-                        let draft_layers = draft.number("layers").unwrap_or(0.0);
+                        let kv_bytes = inputs.kv.as_kv().bytes.unwrap_or(2.0);
+                        let draft_layers = draft.as_model().layers.unwrap_or(0.0);
                         let bytes = draft_params * DRAFTER_BYTES_PER_PARAM;
                         (
                             bytes,
@@ -2284,21 +2286,18 @@ fn plan_memory(
 /// Whether an offer carries this GPU: its `gpu` is the entry or one of the entry's
 /// `extends` ancestors (by name, never by display name).
 pub fn offer_gpu_matches(offer: &Entry<'_>, gpu: &Entry<'_>, gpu_name: &str) -> bool {
-    match offer.fields.get("gpu") {
-        Some(Value::Ref(_, carried)) => {
-            carried == gpu_name || gpu.ancestor_names.iter().any(|a| a == carried)
-        }
-        _ => false,
-    }
+    offer.as_offer().gpu.as_ref().is_some_and(|carried| {
+        carried == gpu_name || gpu.ancestor_names.iter().any(|a| a == carried)
+    })
 }
 
 /// The hourly price of one instance of an offer: its `spot` price with `spot = true`
 /// (none when it has none), else its on-demand `price`.
 pub fn offer_rate(offer: &Entry<'_>, spot: bool) -> Option<f64> {
     if spot {
-        offer.number("spot")
+        offer.as_offer().spot
     } else {
-        offer.number("price")
+        offer.as_offer().price
     }
     .filter(|rate| *rate > 0.0 && rate.is_finite())
 }
@@ -2345,7 +2344,7 @@ pub fn rentable_offers<'a, 'db>(
         .into_iter()
         .filter_map(|(name, offer)| {
             let rate = offer_rate(offer, spot)?;
-            let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
+            let gpus = offer.as_offer().gpus.filter(|g| *g >= 1.0)?;
             Some((name, offer, rate, gpus as u64))
         })
         .collect();
@@ -2388,9 +2387,19 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
                 cost,
                 Rental {
                     offer: name.to_string(),
-                    provider: offer.symbol("provider").unwrap_or_default().to_string(),
-                    instance: offer.text("instance").unwrap_or(name).to_string(),
-                    region: offer.text("region").map(str::to_string),
+                    provider: offer
+                        .as_offer()
+                        .provider
+                        .map(|s| s.name())
+                        .unwrap_or_default()
+                        .to_string(),
+                    instance: offer
+                        .as_offer()
+                        .instance
+                        .as_deref()
+                        .unwrap_or(name)
+                        .to_string(),
+                    region: offer.as_offer().region.as_deref().map(str::to_string),
                     instances,
                     gpus_per_instance: gpus,
                     tensor_spans_instances: spans && inputs.count > 1,
@@ -2418,12 +2427,12 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
 /// The hourly cost of one owned GPU: its `msrp` over `amortize`, plus its `tdp` × `pue`
 /// at the `power` price, plus `host` (docs/cost.md).
 pub fn owned_gpu_price(gpu: &Entry<'_>, gpu_name: &str, owned: &Owned) -> Result<f64, EvalError> {
-    let msrp = gpu.number("msrp").ok_or_else(|| {
+    let msrp = gpu.as_gpu().msrp.ok_or_else(|| {
         missing(format!(
             "`{gpu_name}` has no `msrp` (purchase price), which `pricing = owned` amortises"
         ))
     })?;
-    let tdp = gpu.number("tdp").ok_or_else(|| {
+    let tdp = gpu.as_gpu().tdp.ok_or_else(|| {
         missing(format!(
             "`{gpu_name}` has no `tdp`, which `pricing = owned` pays power for"
         ))
@@ -2444,7 +2453,7 @@ pub fn gpu_price_floor(gpu: &Entry<'_>, gpu_name: &str, pricing: &Pricing<'_, '_
             .filter(|(_, offer)| offer_gpu_matches(offer, gpu, gpu_name))
             .filter_map(|(_, offer)| {
                 let rate = offer_rate(offer, pricing.spot)?;
-                let gpus = offer.number("gpus").filter(|g| *g >= 1.0)?;
+                let gpus = offer.as_offer().gpus.filter(|g| *g >= 1.0)?;
                 Some(rate / gpus.floor())
             })
             .min_by(f64::total_cmp),

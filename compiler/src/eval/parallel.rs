@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::entry::Entry;
+use super::schema::Boolean;
 use super::value::{Value, as_count};
 
 /// How a speculative drafter proposes tokens (`speculative { method }`).
@@ -119,8 +120,10 @@ pub(crate) fn plan_fields(fields: &BTreeMap<String, Value>) -> (u64, bool) {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(1).max(1),
         _ => 1,
     };
-    let expert_parallel =
-        matches!(fields.get("expert_parallel"), Some(Value::Symbol(yes)) if yes == "true");
+    let expert_parallel = matches!(
+        fields.get("expert_parallel"),
+        Some(Value::Symbol(word)) if Boolean::parse(word) == Some(Boolean::True)
+    );
     (pipeline, expert_parallel)
 }
 

@@ -5,7 +5,7 @@
 //! GPU). All of it is catalog data.
 
 use super::Entry;
-use super::schema::{Fallback, YesNo};
+use super::schema::{Fallback, TensorType, YesNo};
 
 /// How an engine runs a weight format on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,14 +33,14 @@ impl Support {
 }
 
 /// The tensor type a format needs that the architecture lacks, if any.
-pub fn missing_tensor<'e>(quant: &'e Entry<'_>, arch: Option<&Entry<'_>>) -> Option<&'e str> {
-    let tensor = quant.symbol("tensor")?;
-    let arch = arch?;
-    let has = |ty: &str| arch.number(&format!("{ty}_rate")).is_some_and(|r| r > 0.0);
+pub fn missing_tensor(quant: &Entry<'_>, arch: Option<&Entry<'_>>) -> Option<TensorType> {
+    let tensor = quant.as_quant().tensor?;
+    let arch = arch?.as_arch();
+    let has = |ty: TensorType| arch.rate(ty).is_some_and(|r| r > 0.0);
     // A 16-bit format runs on 16-bit tensor cores of either kind (Volta and Turing run
     // bf16 checkpoints as fp16: the same bytes).
     let native = match tensor {
-        "bf16" | "fp16" => has("bf16") || has("fp16"),
+        TensorType::Bf16 | TensorType::Fp16 => has(TensorType::Bf16) || has(TensorType::Fp16),
         other => has(other),
     };
     (!native).then_some(tensor)
@@ -52,8 +52,8 @@ pub fn support(quant: &Entry<'_>, arch: Option<&Entry<'_>>, engine: &Entry<'_>) 
     if missing_tensor(quant, arch).is_none() {
         return Support::Native;
     }
-    let weight_only_kernels = arch.and_then(|a| a.symbol_as("weight_only")) == Some(YesNo::Yes);
-    match engine.symbol_as("fallback") {
+    let weight_only_kernels = arch.and_then(|a| a.as_arch().weight_only) == Some(YesNo::Yes);
+    match engine.as_engine().fallback {
         Some(Fallback::WeightOnly) if weight_only_kernels => Support::WeightOnly,
         // Kernels that dequantize every format they load themselves (ggml's), on any GPU.
         Some(Fallback::Dequantize) => Support::WeightOnly,
@@ -75,9 +75,9 @@ pub fn note(
         return format!("{gpu_name} runs {quant_name} natively");
     };
     let arch_name = arch
-        .and_then(|a| a.text("name"))
+        .and_then(|a| a.as_arch().name.as_deref())
         .unwrap_or("its architecture");
-    let ty = tensor.to_uppercase();
+    let ty = tensor.name().to_uppercase();
     let lacks = format!("{gpu_name} ({arch_name}) has no {ty} tensor cores");
     match support(quant, arch, engine) {
         Support::Native => format!("{gpu_name} runs {quant_name} natively"),
@@ -87,7 +87,7 @@ pub fn note(
         Support::Upcast => format!(
             "{lacks}: {engine_name} upcasts {quant_name} weights to 16 bit when it loads them, so they take 2 bytes per parameter"
         ),
-        Support::Unsupported => match engine.symbol_as("fallback") {
+        Support::Unsupported => match engine.as_engine().fallback {
             Some(Fallback::WeightOnly) => format!(
                 "{lacks}, and no weight-only kernels that {engine_name} could run {quant_name} with instead"
             ),
@@ -102,10 +102,8 @@ pub fn arch_of<'db>(
     scope: &crate::names::Scope<'db>,
     gpu: &Entry<'db>,
 ) -> Option<&'db Entry<'db>> {
-    match gpu.fields.get("arch") {
-        Some(super::Value::Ref(crate::syntax::ast::DeclKind::Arch, name)) => scope
-            .lookup(crate::syntax::ast::DeclKind::Arch, name)
-            .map(|key| super::entry_of(db, key)),
-        _ => None,
-    }
+    let name = gpu.as_gpu().arch.as_ref()?;
+    scope
+        .lookup(crate::syntax::ast::DeclKind::Arch, name)
+        .map(|key| super::entry_of(db, key))
 }

@@ -9,7 +9,7 @@ use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::deployment::{Cx, DeploymentEnv};
 use crate::eval::entry::{find_expr, not_finite};
 use crate::eval::figures::property;
-use crate::eval::schema::field_spec;
+use crate::eval::schema::{Level, field_spec};
 use crate::eval::{Checker, Env, EvalError, Value, eval, interpolate, reads};
 use crate::names::Scope;
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, Expr, Require};
@@ -581,8 +581,11 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
             continue;
         };
         let severity = match entry.fields.get("level") {
-            Some(Value::Symbol(level)) if level == "error" => Severity::Error,
-            Some(Value::Symbol(level)) if level == "info" => Severity::Info,
+            Some(Value::Symbol(level)) => match Level::parse(level) {
+                Some(Level::Error) => Severity::Error,
+                Some(Level::Info) => Severity::Info,
+                Some(Level::Warn) | None => Severity::Warning,
+            },
             _ => Severity::Warning,
         };
         let at = Loc::Decl(key, decl.name.span);

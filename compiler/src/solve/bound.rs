@@ -109,7 +109,7 @@ impl DecodeBound {
             .any(|(name, _)| !BOUNDED_HOLES.contains(&name.as_str()))
             || resolved.speculative.is_some()
             || crate::eval::parallel::plan_fields(&resolved.fields).0 > 1
-            || matches!(resolved.fields.get("offload"), Some(Value::Symbol(s)) if s == "auto")
+            || resolved.symbol_as("offload") == Some(crate::eval::schema::OffloadMode::Auto)
         {
             return None;
         }
@@ -119,11 +119,12 @@ impl DecodeBound {
             }
             _ => return None,
         };
-        let params = model.number("params");
+        let params = model.as_model().params;
         // A mixture of experts reads only the experts a token picks.
-        if model.number("experts").is_some()
+        if model.as_model().experts.is_some()
             || model
-                .number("active_params")
+                .as_model()
+                .active_params
                 .is_some_and(|active| params.is_none_or(|p| active < p))
         {
             return None;
@@ -150,7 +151,7 @@ impl DecodeBound {
                 .chain(entry.ancestor_names.iter().map(String::as_str))
                 .find_map(|name| model.files.get(name))
                 .map(|bytes| *bytes as f64);
-            let from_bits = params.and_then(|p| entry.number("bpw").map(|bpw| p * bpw / 8.0));
+            let from_bits = params.and_then(|p| entry.as_quant().bpw.map(|bpw| p * bpw / 8.0));
             let upcast = params.map(|p| p * 16.0 / 8.0);
             let least = [file, from_bits, upcast]
                 .into_iter()
@@ -168,10 +169,10 @@ impl DecodeBound {
             return false;
         };
         let entry = crate::eval::entry_of(db, key);
-        if entry.symbol_as("device") == Some(crate::eval::schema::Device::Cpu) {
+        if entry.as_gpu().device == Some(crate::eval::schema::Device::Cpu) {
             return false;
         }
-        let Some(bandwidth) = entry.number("bandwidth").filter(|b| b.is_finite()) else {
+        let Some(bandwidth) = entry.as_gpu().bandwidth.filter(|b| b.is_finite()) else {
             return false;
         };
         let best = SAFETY * count.max(1.0) * bandwidth / self.weights;

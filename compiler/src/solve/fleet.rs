@@ -204,7 +204,7 @@ fn int(value: u64) -> Value {
 
 /// Whether the deployment asks for a mixed fleet.
 pub(crate) fn is_mixed(resolved: &Resolved) -> bool {
-    matches!(resolved.fields.get("fleet"), Some(Value::Symbol(s)) if s == "mixed")
+    resolved.symbol_as("fleet") == Some(crate::eval::schema::Fleet::Mixed)
 }
 
 /// The span of the deployment's `fleet` value (or its name).
@@ -459,7 +459,7 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
     let heads = match resolved.fields.get("model") {
         Some(Value::Ref(_, model)) => scope
             .lookup(DeclKind::Model, model)
-            .and_then(|k| crate::eval::entry_of(db, k).number("heads")),
+            .and_then(|k| crate::eval::entry_of(db, k).as_model().heads),
         _ => None,
     };
     let counts: Vec<u64> = match values_of("count")? {
@@ -497,7 +497,7 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         None => match resolved.fields.get("model") {
             Some(Value::Ref(_, model)) => scope
                 .lookup(DeclKind::Model, model)
-                .and_then(|k| crate::eval::entry_of(db, k).number("max_context")),
+                .and_then(|k| crate::eval::entry_of(db, k).as_model().max_context),
             _ => None,
         },
     }
@@ -713,8 +713,12 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                         let mut unit =
                             blank(crate::units::per_hour(rate) * instances as f64, replicas);
                         unit.offer = Some(name.to_string());
-                        unit.provider = offer.symbol("provider").map(str::to_string);
-                        unit.instance = offer.text("instance").map(str::to_string);
+                        unit.provider = offer
+                            .as_offer()
+                            .provider
+                            .map(|s| s.name())
+                            .map(str::to_string);
+                        unit.instance = offer.as_offer().instance.as_deref().map(str::to_string);
                         unit.gpus_per_instance = Some(per);
                         unit.instances_per_unit = Some(instances);
                         units.push(unit);

@@ -53,7 +53,7 @@ pub(crate) fn hole_values<'db>(
                 let heads = match resolved.fields.get("model") {
                     Some(Value::Ref(_, model)) => scope
                         .lookup(DeclKind::Model, model)
-                        .and_then(|k| crate::eval::entry_of(db, k).number("heads")),
+                        .and_then(|k| crate::eval::entry_of(db, k).as_model().heads),
                     _ => None,
                 };
                 Ok(COUNTS

@@ -20,6 +20,7 @@ use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::Value;
 use crate::eval::deployment::{Cx, Resolved, resolve};
+use crate::eval::schema::{Boolean, Pricing};
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 use crate::units::per_hour;
 
@@ -273,7 +274,7 @@ pub(crate) fn search<'db>(
         .unwrap_or_default()
         .iter()
         .map(|w| {
-            if w == "owned" {
+            if Pricing::parse(w) == Some(Pricing::Owned) {
                 crate::eval::estimate::PricingMode::Owned
             } else {
                 crate::eval::estimate::PricingMode::Cloud
@@ -286,7 +287,10 @@ pub(crate) fn search<'db>(
         )
         .collect();
     let spots: Vec<bool> = match words("spot") {
-        Some(values) => values.iter().map(|v| v == "true").collect(),
+        Some(values) => values
+            .iter()
+            .map(|v| Boolean::parse(v) == Some(Boolean::True))
+            .collect(),
         None => vec![false],
     };
     let allowed = |field: &str, value: Option<&str>| match words(field) {
@@ -298,8 +302,8 @@ pub(crate) fn search<'db>(
         .copied()
         .filter(|(name, offer)| {
             allowed("offer", Some(name))
-                && allowed("provider", offer.symbol("provider"))
-                && allowed("region", offer.text("region"))
+                && allowed("provider", offer.as_offer().provider.map(|s| s.name()))
+                && allowed("region", offer.as_offer().region.as_deref())
         })
         .collect();
     let owned = crate::eval::deployment::owned_settings(&resolved.owned);
@@ -402,10 +406,11 @@ pub(crate) fn search<'db>(
         let on_gpu = match (engine_entry, value_of(combination, "gpu")) {
             (Some(engine_entry), Some(Value::Ref(_, gpu))) => entry_of(DeclKind::Gpu, &gpu)
                 .is_none_or(|gpu_entry| {
-                    let arch = match gpu_entry.fields.get("arch") {
-                        Some(Value::Ref(_, arch)) => entry_of(DeclKind::Arch, arch),
-                        _ => None,
-                    };
+                    let arch = gpu_entry
+                        .as_gpu()
+                        .arch
+                        .as_ref()
+                        .and_then(|arch| entry_of(DeclKind::Arch, arch));
                     crate::eval::estimate::engine_runs_on_gpu(engine_entry, gpu_entry, arch)
                 }),
             _ => true,
@@ -426,13 +431,14 @@ pub(crate) fn search<'db>(
                         };
                         let provider_ok = match value_of(combination, "provider") {
                             Some(Value::Symbol(provider)) => {
-                                offer.symbol("provider") == Some(provider.as_str())
+                                offer.as_offer().provider.map(|s| s.name())
+                                    == Some(provider.as_str())
                             }
                             _ => true,
                         };
                         let region_ok = match value_of(combination, "region") {
                             Some(Value::Str(region)) => {
-                                offer.text("region") == Some(region.as_str())
+                                offer.as_offer().region.as_deref() == Some(region.as_str())
                             }
                             _ => true,
                         };

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use crate::db::{self, Db, DeclKey, SourceFile};
+use crate::eval::Entry;
 use crate::eval::figures::{PROPERTIES, property};
 use crate::eval::schema::{FieldTy, OWNED, SPECULATIVE, WORKLOAD, field_spec, schema};
-use crate::eval::{Entry, Value};
 use crate::names::Scope;
 use crate::span::Span;
 use crate::syntax::ast::DeclKind;
@@ -206,14 +206,14 @@ fn gib(bytes: f64) -> String {
 
 /// A one-line description of a catalog entry, for completion details and hovers.
 pub fn describe_entry(kind: DeclKind, entry: &Entry<'_>) -> String {
-    let number = |name: &str| entry.number(name);
     match kind {
         DeclKind::Gpu => {
+            let gpu = entry.as_gpu();
             let mut parts = Vec::new();
-            if let Some(memory) = number("memory") {
+            if let Some(memory) = gpu.memory {
                 parts.push(gib(memory));
             }
-            if let Some(bandwidth) = number("bandwidth") {
+            if let Some(bandwidth) = gpu.bandwidth {
                 parts.push(Quantity::real(bandwidth, Dim::BANDWIDTH).display());
             }
             if let Some(price) = crate::eval::estimate::hourly_price(entry) {
@@ -222,14 +222,15 @@ pub fn describe_entry(kind: DeclKind, entry: &Entry<'_>) -> String {
             parts.join(" · ")
         }
         DeclKind::Model => {
+            let model = entry.as_model();
             let mut parts = Vec::new();
-            if let Some(params) = number("params") {
+            if let Some(params) = model.params {
                 parts.push(format!("{:.1}B params", params / 1e9));
             }
-            if let Some(Value::Symbol(attention)) = entry.fields.get("attention") {
-                parts.push(attention.to_uppercase());
+            if let Some(attention) = model.attention {
+                parts.push(attention.name().to_uppercase());
             }
-            if let Some(window) = number("max_context") {
+            if let Some(window) = model.max_context {
                 parts.push(format!(
                     "{} context",
                     Quantity::real(window, Dim::TOKENS).display()
@@ -237,13 +238,19 @@ pub fn describe_entry(kind: DeclKind, entry: &Entry<'_>) -> String {
             }
             parts.join(" · ")
         }
-        DeclKind::Quant => number("bpw")
+        DeclKind::Quant => entry
+            .as_quant()
+            .bpw
             .map(|b| format!("{b} bits per weight"))
             .unwrap_or_default(),
-        DeclKind::Kv => number("bytes")
+        DeclKind::Kv => entry
+            .as_kv()
+            .bytes
             .map(|b| format!("{b} bytes per element"))
             .unwrap_or_default(),
-        DeclKind::Engine => number("utilization")
+        DeclKind::Engine => entry
+            .as_engine()
+            .utilization
             .map(|u| format!("uses {:.0} % of GPU memory", u * 100.0))
             .unwrap_or_default(),
         _ => String::new(),
