@@ -28,6 +28,7 @@ pub struct ModelCard {
     pub head_dim: Option<u64>,
     pub vocab: Option<u64>,
     /// The trained context window, in tokens.
+    #[serde(rename = "max_context_tokens")]
     pub max_context: Option<u64>,
     pub attention: Option<String>,
     pub window: Option<u64>,
@@ -141,6 +142,7 @@ pub struct ModelRow {
     pub family: Option<String>,
     pub params: Option<u64>,
     pub layers: Option<u64>,
+    #[serde(rename = "max_context_tokens")]
     pub max_context: Option<u64>,
     /// `catalog` or `registry`.
     pub source: &'static str,

@@ -68,7 +68,9 @@ pub struct Performance {
     /// Requests the simulated server preempted (their KV cache freed; an engine with
     /// `preemption`); 0 without it, null without a simulation.
     pub preemptions: Option<f64>,
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: Option<f64>,
+    #[serde(rename = "cost_per_mtok_usd")]
     pub cost_per_mtok: Option<f64>,
     /// Why there is no `cost_per_hour` (no offer rents the GPU, no `msrp` to amortise).
     #[serde(skip_serializing_if = "Option::is_none")]

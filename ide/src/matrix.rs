@@ -55,6 +55,7 @@ pub struct Row {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Total {
+    #[serde(rename = "context_tokens")]
     pub context: u64,
     pub low_bytes: i128,
     pub high_bytes: i128,

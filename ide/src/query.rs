@@ -82,12 +82,14 @@ pub struct Fit {
     pub usable_bytes: Option<i128>,
     /// The percentage of the GPU's memory the deployment needs: `needed_bytes /
     /// memory_bytes × 100` (above 100 where it does not fit).
+    #[serde(rename = "memory_percent")]
     pub memory_share: Option<f64>,
     pub verdict: Option<Verdict>,
     pub fits: bool,
     pub decode_tps: Option<f64>,
     pub decode_tps_low: Option<f64>,
     pub decode_tps_high: Option<f64>,
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: Option<f64>,
 }
 
@@ -119,6 +121,7 @@ pub struct MemoryClass {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GpusReport {
     pub model: String,
+    #[serde(rename = "context_tokens")]
     pub context: u64,
     pub seqs: u64,
     pub engine: String,

@@ -278,3 +278,93 @@ impl Figures {
 pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|prop| prop.name == name)
 }
+
+/// A figure as the JSON outputs give it (docs/cli.md, "Figures in JSON"): a number in the
+/// unit its key names, a flag, or a word. Never a formatted string.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum JsonFigure {
+    /// Bytes, tokens and counts that are whole.
+    Integer(i128),
+    Number(f64),
+    Flag(bool),
+    Text(String),
+}
+
+/// The key a property has in JSON output, and the factor from its base unit to the
+/// key's: the unit is in the key. Bytes `_bytes`, tokens `_tokens`, seconds `_seconds`;
+/// token rates in tokens per second (`decode_tps`, `throughput_tps`); prices in US dollars
+/// per hour (`cost_per_hour_usd`) and per million tokens (`cost_per_mtok_usd`); ratios
+/// (`utilization`, `headroom`, `load`) and counts keep the property's name.
+pub fn json_key(name: &str, ty: FieldTy) -> (String, f64) {
+    let suffixed = |suffix: &str| {
+        if name.contains(suffix) {
+            name.to_string()
+        } else {
+            format!("{name}_{suffix}")
+        }
+    };
+    match ty {
+        FieldTy::Q(dim) if dim == Dim::BYTES => (suffixed("bytes"), 1.0),
+        FieldTy::Q(dim) if dim == Dim::TOKENS => (suffixed("tokens"), 1.0),
+        FieldTy::Q(dim) if dim == Dim::SECONDS => (suffixed("seconds"), 1.0),
+        FieldTy::Q(dim) if dim == Dim::TOKEN_RATE => (suffixed("tps"), 1.0),
+        FieldTy::Q(dim) if dim == Dim::HOURLY => {
+            let key = if name.contains("per_hour") {
+                format!("{name}_usd")
+            } else {
+                format!("{name}_usd_per_hour")
+            };
+            (key, 3600.0)
+        }
+        FieldTy::Q(dim) if dim == Dim::PER_TOKEN => {
+            let key = if name.contains("per_mtok") {
+                format!("{name}_usd")
+            } else {
+                format!("{name}_usd_per_mtok")
+            };
+            (key, 1e6)
+        }
+        _ => (name.to_string(), 1.0),
+    }
+}
+
+impl JsonFigure {
+    /// A property's value in the unit [`json_key`] names.
+    pub fn of(value: &Value, ty: FieldTy, scale: f64) -> Option<JsonFigure> {
+        Some(match value {
+            Value::Bool(flag) => JsonFigure::Flag(*flag),
+            Value::Str(text) | Value::Symbol(text) | Value::Ref(_, text) => {
+                JsonFigure::Text(text.clone())
+            }
+            Value::Q(q) => {
+                let number = q.value() * scale;
+                let whole = matches!(ty, FieldTy::Q(dim) if dim == Dim::BYTES || dim == Dim::TOKENS)
+                    || matches!(ty, FieldTy::Number);
+                if !number.is_finite() {
+                    return None;
+                }
+                if whole && number.fract() == 0.0 && number.abs() < 1e36 {
+                    JsonFigure::Integer(number as i128)
+                } else {
+                    JsonFigure::Number(number)
+                }
+            }
+            Value::List(_) => return None,
+        })
+    }
+}
+
+impl Figures {
+    /// Every computed figure under its JSON key ([`json_key`]), as a number, flag or word.
+    pub fn json(&self) -> std::collections::BTreeMap<String, JsonFigure> {
+        PROPERTIES
+            .iter()
+            .filter_map(|prop| {
+                let value = (prop.get)(self).ok()?;
+                let (key, scale) = json_key(prop.name, prop.ty);
+                Some((key, JsonFigure::of(&value, prop.ty, scale)?))
+            })
+            .collect()
+    }
+}

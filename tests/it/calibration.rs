@@ -376,7 +376,7 @@ fn vllm_startup_logs() {
     for c in &cases {
         let d = by_name[format!("row_{}", c.index).as_str()];
         assert_eq!(d["count"].as_u64(), Some(c.tp));
-        assert_eq!(d["context"].as_u64(), Some(c.context));
+        assert_eq!(d["context_tokens"].as_u64(), Some(c.context));
         if let Some(graphs) = c.graphs_gib {
             let predicted = bytes(&d["engine_memory"], "cuda_graph_bytes") / GIB;
             graph_err.push(predicted - graphs);

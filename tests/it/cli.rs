@@ -147,8 +147,8 @@ fn json_lists_deployment_figures() {
     let report = json(&output);
     let deployment = &report["deployments"][0];
     assert_eq!(deployment["name"], "team_chat");
-    assert_eq!(deployment["figures"]["fits"], "true");
-    assert_eq!(deployment["figures"]["weights_memory"], "5.74 GiB");
+    assert_eq!(deployment["display"]["fits"], "true");
+    assert_eq!(deployment["display"]["weights_memory"], "5.74 GiB");
 }
 
 /// The README's examples and their printed output stay true.

@@ -28,7 +28,7 @@ fn explain_json_has_the_documented_fields() {
         "quant",
         "gpu",
         "count",
-        "context",
+        "context_tokens",
         "seqs",
         "weights_bytes",
         "kv_bytes",
@@ -38,8 +38,8 @@ fn explain_json_has_the_documented_fields() {
         "usable_bytes",
         "utilization",
         "verdict",
-        "max_context",
-        "model_max_context",
+        "max_context_tokens",
+        "model_max_context_tokens",
     ] {
         assert!(!d[field].is_null(), "{field} missing: {d}");
     }
@@ -68,7 +68,7 @@ fn explain_json_has_the_documented_fields() {
     let budget = d["kv_budget_bytes"].as_i64().unwrap();
     let usable = d["usable_bytes"].as_i64().unwrap();
     assert!((budget - (usable - d["weights_bytes"].as_i64().unwrap() / 2 - overhead)).abs() <= 2);
-    assert!(d["kv_capacity_tokens"].as_u64().unwrap() >= d["context"].as_u64().unwrap());
+    assert!(d["kv_capacity_tokens"].as_u64().unwrap() >= d["context_tokens"].as_u64().unwrap());
     assert!(d["startup_failure"].is_null());
     assert_eq!(
         d["peak_per_gpu_bytes"].as_i64().unwrap(),

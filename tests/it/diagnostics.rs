@@ -7,14 +7,23 @@ use crate::common;
 use common::{deployfit, json, stdout};
 use deployfit_host::diagnostics::codes::Code;
 
-/// `"figures": { ... }` of each deployment in the JSON report, as `"[figures]"`.
+/// `"figures": { ... }` and `"display": { ... }` of each deployment in the JSON report, as
+/// `"[figures]"`.
 fn redact_json_figures(text: &str) -> String {
+    ["figures", "display"]
+        .iter()
+        .fold(text.to_string(), |text, key| redact_object(&text, key))
+}
+
+/// Each flat object `"KEY": { ... }` of `text` (no nested braces: figures are numbers,
+/// flags and strings without `}`), as `"KEY": "[figures]"`.
+fn redact_object(text: &str, key: &str) -> String {
+    let open = format!("\"{key}\": {{");
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find("\"figures\": {") {
+    while let Some(at) = rest.find(&open) {
         out.push_str(&rest[..at]);
-        out.push_str("\"figures\": \"[figures]\"");
-        // Figures are a flat object of strings: it ends at the first `}`.
+        out.push_str(&format!("\"{key}\": \"[figures]\""));
         let end = rest[at..].find('}').map_or(rest.len(), |i| at + i + 1);
         rest = &rest[end..];
     }

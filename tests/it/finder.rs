@@ -301,7 +301,7 @@ fn rows_carry_bandwidth_share_vendor_segment_arch() {
     for row in rows(&report) {
         for key in [
             "bandwidth_gbs",
-            "memory_share",
+            "memory_percent",
             "vendor",
             "segment",
             "arch",
@@ -312,23 +312,24 @@ fn rows_carry_bandwidth_share_vendor_segment_arch() {
             "needed_bytes",
             "fits",
             "decode_tps",
-            "cost_per_hour",
+            // `cost_per_hour` until issue 33 put the unit in every JSON key.
+            "cost_per_hour_usd",
         ] {
             assert!(row.get(key).is_some(), "{key} missing in {row}");
         }
         // A GPU without `memory` in the catalog has no share.
         let Some(memory) = row["memory_bytes"].as_f64() else {
-            assert!(row["memory_share"].is_null(), "{row}");
+            assert!(row["memory_percent"].is_null(), "{row}");
             continue;
         };
-        let share = row["memory_share"].as_f64().unwrap();
+        let share = row["memory_percent"].as_f64().unwrap();
         let expected = row["needed_bytes"].as_f64().unwrap() / memory * 100.0;
         assert!((share - expected).abs() < 1e-6, "{row}");
         if row["fits"] == true {
             assert!(share <= 100.0, "{row}");
         }
     }
-    assert!(rows(&report).iter().any(|r| r["memory_share"].is_f64()));
+    assert!(rows(&report).iter().any(|r| r["memory_percent"].is_f64()));
     let rtx = rows(&report)
         .iter()
         .find(|r| r["gpu"] == "rtx_4090")
@@ -343,7 +344,7 @@ fn rows_carry_bandwidth_share_vendor_segment_arch() {
         "{table}"
     );
     let line = table.lines().nth(3).unwrap();
-    let percent = format!("{:.0}%", rtx["memory_share"].as_f64().unwrap());
+    let percent = format!("{:.0}%", rtx["memory_percent"].as_f64().unwrap());
     assert!(line.contains(&percent) && line.contains("GB/s"), "{line}");
     assert!(table.contains("1 of 1 GPUs listed ("), "{table}");
 }

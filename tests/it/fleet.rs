@@ -264,7 +264,7 @@ fn two_classes_mixed_fleet_is_cheaper_than_any_single_type() {
             .contains(&format!("${cost:.2}/h"))
     );
     assert_eq!(
-        report["deployments"][0]["figures"]["cost_per_hour"],
+        report["deployments"][0]["display"]["cost_per_hour"],
         format!("${cost:.2}/h")
     );
     // explain prints the fleet, in JSON too.

@@ -155,12 +155,12 @@ fn an_extends_chain_of_8000_links_is_reported_once_and_checked_in_linear_time() 
     assert!(message.contains("the limit is 32"), "{message}");
     let near = &report["deployments"][0];
     assert_eq!(near["name"], "near");
-    assert_eq!(near["figures"]["fits"], "true", "{near}");
+    assert_eq!(near["display"]["fits"], "true", "{near}");
     // c31 is an `extends` copy of rtx_4090 through 32 links: it rents rtx_4090's offers
     // (`pricing = cloud` matches an offer's GPU against the entry's ancestors).
-    assert_eq!(near["figures"]["cost_per_hour"], "$0.69/h", "{near}");
+    assert_eq!(near["display"]["cost_per_hour"], "$0.69/h", "{near}");
     assert_eq!(
-        near["figures"]["offer"], "runpod_1x_rtx4090_secure",
+        near["display"]["offer"], "runpod_1x_rtx4090_secure",
         "{near}"
     );
 }

@@ -29,6 +29,7 @@ mod hardening_perf;
 mod hardening_values;
 mod hardware;
 mod incremental;
+mod json_output;
 mod layering;
 mod lsp;
 mod lsp_fuzz;

@@ -61,7 +61,7 @@ fn figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
         .iter()
         .find(|d| d["name"] == name)
         .unwrap_or_else(|| panic!("no deployment {name}: {report}"))
-        .get("figures")
+        .get("display")
         .unwrap()
 }
 
@@ -365,7 +365,7 @@ fn the_model_card_and_the_list_answer_in_json() {
     assert_eq!(card["heads"], 40);
     assert_eq!(card["kv_heads"], 8);
     assert_eq!(card["head_dim"], 128);
-    assert_eq!(card["max_context"], 40960);
+    assert_eq!(card["max_context_tokens"], 40960);
     assert!(
         card["source"].as_str().unwrap().contains("registry"),
         "{card}"
@@ -540,7 +540,7 @@ deployment b {
     );
     // The block overrides what the id gives.
     let b = explanation(&explained, "b");
-    assert_eq!(b["context"], 65536, "{b}");
+    assert_eq!(b["context_tokens"], 65536, "{b}");
     assert_eq!(b["weights_bytes"], 16_060_522_496_i64);
     // The formatter keeps `from` (with and without a block) and is idempotent.
     let formatted = dir.join("f.deploy");

@@ -42,7 +42,7 @@ fn figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
         .unwrap()
         .iter()
         .find(|d| d["name"] == name)
-        .unwrap_or_else(|| panic!("no deployment {name}: {report}"))["figures"]
+        .unwrap_or_else(|| panic!("no deployment {name}: {report}"))["display"]
 }
 
 fn bytes(figures: &serde_json::Value, name: &str) -> f64 {

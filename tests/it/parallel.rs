@@ -83,10 +83,10 @@ fn pipeline_across_nodes_is_slower_than_tensor_parallel_in_a_node() {
     assert!(pp_tpot < tp_tpot * 1.1, "PP {pp_tpot} s vs TP {tp_tpot} s");
     // Twice the GPUs cost twice as much.
     assert!(
-        (number(pp, "cost_per_hour") / number(tp, "cost_per_hour") - 2.0).abs() < 1e-9,
+        (number(pp, "cost_per_hour_usd") / number(tp, "cost_per_hour_usd") - 2.0).abs() < 1e-9,
         "{} vs {}",
-        pp["cost_per_hour"],
-        tp["cost_per_hour"]
+        pp["cost_per_hour_usd"],
+        tp["cost_per_hour_usd"]
     );
     // With many requests the stages work on different micro-batches: more throughput
     // than one 8-GPU group, less than twice.

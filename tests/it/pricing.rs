@@ -54,9 +54,9 @@ fn llama_70b_on_two_h100_rents_a_named_offer() {
     let provider = e["provider"].as_str().expect("a provider");
     let offer = e["offer"].as_str().expect("an offer");
     let instances = e["instances"].as_u64().expect("instances");
-    let per_instance = e["instance_price_per_hour"].as_f64().unwrap();
+    let per_instance = e["instance_price_usd_per_hour"].as_f64().unwrap();
     let gpus_per_instance = e["gpus_per_instance"].as_u64().unwrap();
-    let cost = e["cost_per_hour"].as_f64().unwrap();
+    let cost = e["cost_per_hour_usd"].as_f64().unwrap();
     // The cost is the instances it implies, whole.
     assert!((cost - instances as f64 * per_instance).abs() < 1e-9, "{e}");
     assert!(instances * gpus_per_instance >= 2, "{e}");
@@ -177,8 +177,8 @@ deployment named {
     let spot = by_name(&all, "spot");
     assert_eq!(spot["spot"], true);
     assert!(
-        (spot["cost_per_hour"].as_f64().unwrap()
-            - spot["instance_price_per_hour"].as_f64().unwrap())
+        (spot["cost_per_hour_usd"].as_f64().unwrap()
+            - spot["instance_price_usd_per_hour"].as_f64().unwrap())
         .abs()
             < 1e-9
     );
@@ -211,8 +211,8 @@ deployment mine {
     assert_eq!(e["pricing"], "owned");
     assert!(e.get("offer").is_none(), "{e}");
     let owned = &e["owned"];
-    let amortised = owned["amortized_per_hour"].as_f64().unwrap();
-    let cost = e["cost_per_hour"].as_f64().unwrap();
+    let amortised = owned["amortized_usd_per_hour"].as_f64().unwrap();
+    let cost = e["cost_per_hour_usd"].as_f64().unwrap();
     // $1,599 over 26,280 h, plus 450 W × 1.3 at $0.30/kWh.
     assert!((amortised - 1599.0 / 26280.0).abs() < 1e-9, "{owned}");
     assert!(
@@ -254,7 +254,7 @@ deployment quiet {
     );
     let all = explain(&path);
     let small = by_name(&all, "small");
-    assert!(small["cost_per_hour"].is_null(), "{small}");
+    assert!(small["cost_per_hour_usd"].is_null(), "{small}");
     let why = small["cost_missing"].as_str().unwrap();
     assert!(
         why.contains("no cloud offer rents `rtx_3060_12gb`"),
@@ -373,17 +373,17 @@ deployment owned_copy {
         "provider",
         "offer",
         "instances",
-        "instance_price_per_hour",
-        "cost_per_hour",
-        "cost_per_mtok",
+        "instance_price_usd_per_hour",
+        "cost_per_hour_usd",
+        "cost_per_mtok_usd",
     ] {
         assert_eq!(a[key], b[key], "{key}");
     }
-    assert!(a["cost_per_hour"].as_f64().is_some());
+    assert!(a["cost_per_hour_usd"].as_f64().is_some());
     let (a, b) = (by_name(&all, "owned_original"), by_name(&all, "owned_copy"));
     // No `msrp` on either: no owned cost, for the same reason (each names its entry).
-    assert_eq!(a["cost_per_hour"], b["cost_per_hour"]);
-    assert!(a["cost_per_hour"].is_null());
+    assert_eq!(a["cost_per_hour_usd"], b["cost_per_hour_usd"]);
+    assert!(a["cost_per_hour_usd"].is_null());
     assert!(
         b["cost_missing"]
             .as_str()
@@ -430,7 +430,7 @@ require cost_per_hour <= $1/h // 💸\n\
     let all = explain(&good);
     let owned = by_name(&all, "owned_u");
     assert_eq!(owned["pricing"], "owned");
-    assert!(owned["cost_per_hour"].as_f64().unwrap() > 0.0);
+    assert!(owned["cost_per_hour_usd"].as_f64().unwrap() > 0.0);
     // Every span is on character boundaries of the file.
     for diagnostic in report["diagnostics"].as_array().unwrap() {
         let span = &diagnostic["span"];

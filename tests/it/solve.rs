@@ -22,7 +22,7 @@ fn gpu_hole_solves_to_the_cheapest_priced_card_that_fits() {
         .unwrap()
         .trim_start_matches("gpu = ")
         .to_string();
-    assert_eq!(report["deployments"][0]["figures"]["fits"], "true");
+    assert_eq!(report["deployments"][0]["figures"]["fits"], true);
 
     // Against the solver's own listing: the chosen card is the first ranked, it rents a
     // named offer, and every cheaper candidate tried failed (it does not fit). Prices are

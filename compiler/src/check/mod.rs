@@ -99,8 +99,14 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
                 .flat_map(Figures::values)
                 .filter_map(|(name, value)| value.ok().map(|v| (name.to_string(), v.display())))
                 .collect();
+            let mut values = evaluated
+                .figures
+                .as_ref()
+                .map(Figures::json)
+                .unwrap_or_default();
             if let Some(fleet) = &evaluated.fleet {
                 figures.extend(solve::fleet::summary_figures(fleet));
+                values.extend(solve::fleet::summary_values(fleet));
             }
             DeploymentSummary {
                 name: key.name(db).clone(),
@@ -109,6 +115,7 @@ pub fn deployment_summaries(db: &dyn Db, file: SourceFile) -> Vec<DeploymentSumm
                 end_line: line_index(db, file).line_col(file.text(db), whole.end).0,
                 doc: parsed.as_ref().and_then(|d| d.doc.clone()),
                 figures,
+                values,
             }
         })
         .collect()

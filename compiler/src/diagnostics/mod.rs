@@ -177,19 +177,20 @@ pub struct Report<'a> {
 }
 
 /// The figures of one deployment, as display strings, for summaries.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DeploymentSummary {
     pub name: String,
     pub file: PathBuf,
     pub line: usize,
     /// The line the declaration ends on (not in the JSON output).
-    #[serde(skip)]
     pub end_line: usize,
     /// The deployment's doc comment (`///`), if any (not in the JSON output).
-    #[serde(skip)]
     pub doc: Option<String>,
     /// Property name → value as printed (`"9.17 GiB"`); absent when not computable.
     pub figures: BTreeMap<String, String>,
+    /// The same figures as numbers, flags and words, under keys that name their unit
+    /// (`memory_per_gpu_bytes`; `figures::json_key`): what `--format json` prints.
+    pub values: BTreeMap<String, deployfit_model::figures::JsonFigure>,
 }
 
 /// Resolves a pipeline location to a path and an absolute span.

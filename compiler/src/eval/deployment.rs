@@ -39,6 +39,7 @@ pub struct Setup {
     pub engine: String,
     pub gpu: String,
     pub count: u64,
+    #[serde(rename = "context_tokens")]
     pub context: u64,
     pub seqs: u64,
     pub replicas: u64,
@@ -98,17 +99,23 @@ pub struct SpeculativeSetup {
 /// One owned GPU's hourly cost in parts, $/h, with the settings behind it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct OwnedCost {
+    #[serde(rename = "msrp_usd")]
     pub msrp: f64,
     pub amortize_years: f64,
+    #[serde(rename = "power_usd_per_kwh")]
     pub power_per_kwh: f64,
     pub pue: f64,
     pub tdp_watts: f64,
     /// The purchase price over the amortisation period.
+    #[serde(rename = "amortized_usd_per_hour")]
     pub amortized_per_hour: f64,
     /// TDP × PUE at the power price.
+    #[serde(rename = "power_usd_per_hour")]
     pub power_per_hour: f64,
+    #[serde(rename = "host_usd_per_hour")]
     pub host_per_hour: f64,
     /// The sum: one GPU's hourly cost.
+    #[serde(rename = "gpu_usd_per_hour")]
     pub gpu_per_hour: f64,
 }
 

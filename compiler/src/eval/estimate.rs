@@ -165,6 +165,7 @@ pub struct Rental {
     /// The price of one instance per second (on demand or spot), and per hour.
     #[serde(skip)]
     pub instance_price: f64,
+    #[serde(rename = "instance_price_usd_per_hour")]
     pub instance_price_per_hour: f64,
     pub spot: bool,
 }
@@ -301,11 +302,14 @@ pub struct Breakdown {
     pub usable_bytes: Option<i128>,
     pub utilization: Option<f64>,
     pub verdict: Option<Verdict>,
+    #[serde(rename = "max_context_tokens")]
     pub max_context: Option<u64>,
     /// The largest context the memory holds, not capped at the model's window: past the
     /// window it is physical room only (seed pages 000/001 print it as "max context
     /// before OOM").
+    #[serde(rename = "physical_max_context_tokens")]
     pub physical_max_context: Option<u64>,
+    #[serde(rename = "model_max_context_tokens")]
     pub model_max_context: Option<u64>,
     /// The KV cache the same model would need with plain multi-head attention at the
     /// same dtype, context and sequences: what GQA/MLA saves.

@@ -149,6 +149,27 @@ pub fn summary_figures(fleet: &Fleet) -> Vec<(String, String)> {
     ]
 }
 
+/// [`summary_figures`] as JSON figures, under keys that name their unit.
+pub fn summary_values(fleet: &Fleet) -> Vec<(String, deployfit_model::figures::JsonFigure)> {
+    use deployfit_model::figures::JsonFigure;
+    let described = summary_figures(fleet).swap_remove(0).1;
+    vec![
+        ("fleet".to_string(), JsonFigure::Text(described)),
+        (
+            "cost_per_hour_usd".to_string(),
+            JsonFigure::Number(fleet.cost_per_hour),
+        ),
+        (
+            "cost_per_mtok_usd".to_string(),
+            JsonFigure::Number(fleet.cost_per_mtok),
+        ),
+        (
+            "pricing".to_string(),
+            JsonFigure::Text(fleet.pricing.clone()),
+        ),
+    ]
+}
+
 /// The best single GPU type (one unit type) for the same workload.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SingleType {

@@ -438,10 +438,11 @@ fn summary_line(summary: &crate::diagnostics::DeploymentSummary) -> String {
     if let (Some(fleet), Some(cost)) = (figure("fleet"), figure("cost_per_hour")) {
         return format!("{} ({location}): mixed fleet {fleet}, {cost}", summary.name);
     }
-    let Some(fits) = figure("fits") else {
-        return format!("{} ({location}): not evaluated", summary.name);
+    let fits = match summary.values.get("fits") {
+        Some(deployfit_model::figures::JsonFigure::Flag(fits)) => *fits,
+        _ => return format!("{} ({location}): not evaluated", summary.name),
     };
-    let mut parts = vec![if fits == "true" {
+    let mut parts = vec![if fits {
         "fits".to_string()
     } else {
         "does not fit".to_string()
