@@ -363,12 +363,12 @@ fn artifact_quant(path: &Path, arch: &Architecture) -> Option<&'static str> {
     }
     let weights = arch.weights.as_ref()?;
     let dominant = weights.by_dtype.iter().max_by_key(|d| d.bytes)?;
-    match dominant.dtype.as_str() {
-        "BF16" => Some("bf16"),
-        "F16" => Some("fp16"),
-        "F8_E4M3" => Some("fp8"),
-        _ => None,
-    }
+    // A safetensors dtype → the stdlib quant of those weights.
+    const SAFETENSORS: &[(&str, &str)] = &[("BF16", "bf16"), ("F16", "fp16"), ("F8_E4M3", "fp8")];
+    SAFETENSORS
+        .iter()
+        .find(|(dtype, _)| *dtype == dominant.dtype)
+        .map(|(_, quant)| *quant)
 }
 
 fn artifact_declaration(

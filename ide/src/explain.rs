@@ -367,13 +367,14 @@ fn pricing_assumptions(setup: &Setup) -> Vec<String> {
 
 /// What `offload = auto` and `gpu = cpu` assume.
 fn host_assumptions(setup: &Setup, breakdown: &Breakdown) -> Vec<String> {
+    use crate::eval::schema::OffloadMode;
     use crate::eval::speed::{HOST_EFFICIENCY_CPU, HOST_EFFICIENCY_OFFLOAD};
     let mut out = Vec::new();
     let host = breakdown.host.as_deref().unwrap_or("the host");
     let (Some(gpu_layers), Some(layers)) = (breakdown.gpu_layers, breakdown.layers) else {
         return out;
     };
-    if gpu_layers == 0 && breakdown.offload == Some("none") {
+    if gpu_layers == 0 && breakdown.offload == Some(OffloadMode::None) {
         out.push(format!(
             "gpu = cpu: the whole model is in {host}'s memory and decodes on the CPU at {:.0} % of its theoretical bandwidth, fitted to published CPU-only llama.cpp runs (docs/calibration-offload.md)",
             HOST_EFFICIENCY_CPU * 100.0
@@ -388,7 +389,7 @@ fn host_assumptions(setup: &Setup, breakdown: &Breakdown) -> Vec<String> {
             "each token streams the offloaded layers' weights from system RAM on the CPU at {:.1} % of {host}'s theoretical bandwidth, after the GPU's layers: the two times add (fitted to published partial-offload llama.cpp runs, docs/calibration-offload.md)",
             HOST_EFFICIENCY_OFFLOAD * 100.0
         ));
-    } else if breakdown.offload == Some("auto") {
+    } else if breakdown.offload == Some(OffloadMode::Auto) {
         out.push(format!(
             "offload = auto: every layer fits on {}, nothing runs from host memory",
             setup.gpu

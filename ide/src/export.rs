@@ -4,7 +4,7 @@
 
 use crate::db::{self, Db, SourceFile};
 use crate::eval::deployment::Setup;
-use crate::eval::schema::{Dialect, QuantKind, Valid};
+use crate::eval::schema::{Dialect, QuantKind, SpecMethod, Valid};
 use crate::syntax::ast::DeclKind;
 
 /// The engines `export` writes launch commands for.
@@ -400,14 +400,15 @@ fn vllm_speculative_config(
         }
         None => String::new(),
     };
-    let (method, note) = match spec.method.as_str() {
-        "eagle3" if model.is_empty() => (
+    let kind = SpecMethod::parse(&spec.method);
+    let (method, note) = match kind {
+        Some(SpecMethod::Eagle3) if model.is_empty() => (
             "eagle3",
             "# EAGLE-3 needs its head's checkpoint: add \"model\":\"<org>/<EAGLE-3 head>\" to --speculative-config (or name it with `draft = ...`).\n".to_string(),
         ),
-        "eagle3" => ("eagle3", String::new()),
-        "mtp" => ("mtp", String::new()),
-        "ngram" => ("ngram", String::new()),
+        Some(SpecMethod::Eagle3) => ("eagle3", String::new()),
+        Some(SpecMethod::Mtp) => ("mtp", String::new()),
+        Some(SpecMethod::Ngram) => ("ngram", String::new()),
         _ if model.is_empty() => {
             return Err(error(
                 format!(
@@ -419,7 +420,7 @@ fn vllm_speculative_config(
         }
         _ => ("draft_model", String::new()),
     };
-    let lookup = if method == "ngram" {
+    let lookup = if kind == Some(SpecMethod::Ngram) {
         ",\"prompt_lookup_max\":4"
     } else {
         ""
@@ -443,7 +444,10 @@ fn plan_supported(setup: &Setup, target: Target) -> Result<(), ExportError> {
         Some("expert parallelism (`expert_parallel`)")
     } else {
         match &setup.speculative {
-            Some(spec) if !(target == Target::Tgi && spec.method == "ngram") => {
+            Some(spec)
+                if !(target == Target::Tgi
+                    && SpecMethod::parse(&spec.method) == Some(SpecMethod::Ngram)) =>
+            {
                 Some("speculative decoding (`speculative { }`)")
             }
             _ => None,

@@ -381,6 +381,13 @@ macro_rules! symbols {
             }
         }
 
+        /// As its spelling in `.deploy` files (`"auto"`), in every JSON output.
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.name())
+            }
+        }
+
         $(#[$meta])*
         pub const $table: &[&str] = $name::NAMES;
     )+};

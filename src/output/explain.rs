@@ -1,5 +1,6 @@
 //! Rendering of `deployfit explain`: a table with a memory bar per deployment, or JSON.
 
+use deployfit_host::eval::schema::OffloadMode;
 use deployfit_host::explain::Explanation;
 use deployfit_host::units::Quantity;
 
@@ -29,7 +30,7 @@ pub fn bar_parts(e: &Explanation) -> BarParts {
     let count = (e.setup.count.max(1) * e.setup.pipeline.max(1)) as f64;
     // With offload only the GPU layers' share of the weights is on the GPUs.
     let on_gpu = match (e.breakdown.gpu_layers, e.breakdown.layers) {
-        (Some(gpu), Some(all)) if all > 0 && e.breakdown.offload == Some("auto") => {
+        (Some(gpu), Some(all)) if all > 0 && e.breakdown.offload == Some(OffloadMode::Auto) => {
             gpu as f64 / all as f64
         }
         _ => 1.0,
@@ -209,10 +210,10 @@ pub fn table(e: &Explanation) -> String {
     }
     if let (Some(gpu_layers), Some(layers)) = (b.gpu_layers, b.layers) {
         let how = match b.offload {
-            Some("auto") if gpu_layers < layers => {
+            Some(OffloadMode::Auto) if gpu_layers < layers => {
                 format!("offload = auto (llama.cpp -ngl {gpu_layers})")
             }
-            Some("auto") => "offload = auto: every layer fits".to_string(),
+            Some(OffloadMode::Auto) => "offload = auto: every layer fits".to_string(),
             _ => "gpu = cpu: every layer on the CPU".to_string(),
         };
         out.push_str(&format!(

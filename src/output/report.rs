@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use deployfit_host::diagnostics::DeploymentSummary;
 use deployfit_host::eval::estimate::Verdict;
+use deployfit_host::eval::schema::OffloadMode;
 use deployfit_host::explain::Explanation;
 use deployfit_host::matrix::Matrix;
 use deployfit_host::solve::{Candidate, Solution};
@@ -395,7 +396,7 @@ fn memory_bar(e: &Explanation) -> String {
     let usable = b.usable_bytes.map(|u| u as f64);
     let free = usable.map(|u| (u - parts.need).max(0.0)).unwrap_or(0.0);
     let weights_label = match (b.gpu_layers, b.layers, b.offload) {
-        (Some(gpu), Some(all), Some("auto")) if gpu < all => {
+        (Some(gpu), Some(all), Some(OffloadMode::Auto)) if gpu < all => {
             format!("weights ({gpu} of {all} layers on the GPU)")
         }
         _ if e.setup.count > 1 => format!(

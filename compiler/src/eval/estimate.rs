@@ -10,7 +10,7 @@ use super::entry::Entry;
 use super::figures::Figures;
 use super::schema::{
     self, Attention, Device, Fallback, GpuFamily, Interconnect, Kernels, MemoryKind, OffloadKind,
-    QuantKind, Split, TensorType, WindowKv, YesNo,
+    OffloadMode, QuantKind, Split, TensorType, WindowKv, YesNo,
 };
 use super::speed;
 use super::support::{self, Support};
@@ -320,7 +320,7 @@ pub struct Breakdown {
     /// `auto` or `none`; present with `offload = auto` or `gpu = cpu` (as are the host
     /// figures below).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub offload: Option<&'static str>,
+    pub offload: Option<OffloadMode>,
     /// Layers on the GPUs, of `layers`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_layers: Option<u64>,
@@ -1201,7 +1201,11 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             .map(|m| (m * context * seqs).round() as i128),
         kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
         kv_heads_replicated: mem.replicated,
-        offload: shown.then_some(if offloading { "auto" } else { "none" }),
+        offload: shown.then_some(if offloading {
+            OffloadMode::Auto
+        } else {
+            OffloadMode::None
+        }),
         gpu_layers: shown.then_some(gpu_layers as u64),
         layers: shown.then_some(mem.layers as u64),
         host_bytes: shown.then_some(host_bytes.round() as i128),

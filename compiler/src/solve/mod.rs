@@ -20,7 +20,7 @@ use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::eval::Value;
 use crate::eval::deployment::{Cx, Resolved, resolve};
-use crate::eval::schema::{Boolean, Pricing};
+use crate::eval::schema::{Boolean, Fleet, Pricing};
 use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 use crate::units::per_hour;
 
@@ -921,7 +921,8 @@ pub fn solutions(
             let has_holes = decl.fields().any(|f| {
                 matches!(f.value.kind, ExprKind::Hole | ExprKind::OneOf(_))
                     || (f.name.name == "fleet"
-                        && matches!(&f.value.kind, ExprKind::Name(n) if n == "mixed"))
+                        && matches!(&f.value.kind, ExprKind::Name(n)
+                            if Fleet::parse(n) == Some(Fleet::Mixed)))
             });
             if !has_holes {
                 return None;
