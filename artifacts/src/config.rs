@@ -198,7 +198,78 @@ struct Moe {
     moe_layers: u64,
 }
 
+/// Read the architecture and count the parameters of the text model in `cfg`.
 fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
+    let mut notes = Vec::new();
+    let (model_type, family, source) = identify(cfg, &mut notes);
+    let d = Dims::read(cfg, family)?;
+    let tie = tie_embeddings(cfg, family, &mut notes)?;
+    let attention_bias = cfg.flag("attention_bias")?;
+    let mlp_bias = cfg.flag("mlp_bias")?.unwrap_or(false);
+    let attn = attn_shape(cfg, family, attention_bias)?;
+
+    let moe = moe_block(cfg, family, d.layers, &mut notes)?;
+    let dense_layers = d.layers - moe.as_ref().map_or(0, |m| m.moe_layers);
+    let dense_inter = dense_intermediate(d.intermediate, dense_layers > 0)?;
+
+    // --- parameter count -------------------------------------------------------------
+    let attn_params = attention_params(&attn, d.hidden, d.heads, d.kv_heads, d.head_dim)?;
+    let norm_params = mul(&[norms_per_layer(family), d.hidden])?;
+    let dense_layer = sum(&[
+        attn_params,
+        norm_params,
+        mlp_params(d.hidden, dense_inter, mlp_bias)?,
+    ])?;
+    let embed = mul(&[d.vocab, d.hidden])?;
+    let total = sum(&[
+        embed,
+        if tie { 0 } else { embed },
+        d.hidden, // final norm
+        mul(&[dense_layers, dense_layer])?,
+    ])?;
+    let (total, active) = match &moe {
+        Some(m) => with_experts(m, d.hidden, attn_params, norm_params, total)?,
+        None => (total, total),
+    };
+    let linear = with_linear_layers(cfg, &d, attn_params, (total, active), &mut notes)?;
+
+    // --- windows ---------------------------------------------------------------------
+    let (window, local_layers) = sliding(cfg, family, d.layers, &mut notes)?;
+    let attention = attention_kind(&d, local_layers);
+    let (kv_lora_rank, qk_rope_dim) = mla_dims(&attn, &mut notes);
+    checkpoint_notes(cfg, &mut notes)?;
+
+    Ok(Architecture {
+        source,
+        model_type,
+        name: cfg.string("_name_or_path").map(str::to_string),
+        params: Some(linear.total),
+        active_params: Some(linear.active),
+        layers: Some(d.layers),
+        hidden: Some(d.hidden),
+        intermediate: d.intermediate,
+        heads: Some(d.heads),
+        kv_heads: Some(if d.is_mla { d.heads } else { d.kv_heads }),
+        head_dim: if d.is_mla { None } else { Some(d.head_dim) },
+        vocab: Some(d.vocab),
+        max_context: cfg.dim("max_position_embeddings")?,
+        attention: Some(attention),
+        window,
+        local_layers,
+        linear_layers: linear.layers,
+        linear_state: linear.state,
+        kv_lora_rank,
+        qk_rope_dim,
+        experts: moe.as_ref().map(|m| m.experts),
+        experts_active: moe.as_ref().map(|m| m.active),
+        tie_embeddings: Some(tie),
+        weights: None,
+        notes,
+    })
+}
+
+/// The model type, its family and the source line; notes an unknown family.
+fn identify(cfg: &Cfg, notes: &mut Vec<String>) -> (Option<String>, Family, String) {
     let model_type = cfg.string("model_type").map(str::to_string);
     let family = model_type
         .as_deref()
@@ -210,7 +281,6 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
         .and_then(Value::as_array)
         .and_then(|a| a.first())
         .and_then(Value::as_str);
-    let mut notes = Vec::new();
     let source = match (arch_name, model_type.as_deref()) {
         (Some(a), Some(m)) => format!("config.json ({a}, model_type {m})"),
         (None, Some(m)) => format!("config.json (model_type {m})"),
@@ -225,47 +295,86 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
             model_type.as_deref().unwrap_or("(absent)")
         ));
     }
+    (model_type, family, source)
+}
 
-    let hidden = cfg.req("hidden_size")?;
-    let layers = cfg.req("num_hidden_layers")?;
-    let vocab = cfg.req("vocab_size")?;
-    let heads = cfg.req("num_attention_heads")?;
-    if hidden == 0 || layers == 0 || heads == 0 || vocab == 0 {
-        return Err(ArtifactError::Malformed(
-            "config.json has a zero hidden_size, num_hidden_layers, num_attention_heads or \
-             vocab_size; fix the file"
-                .to_string(),
-        ));
-    }
-    if layers > MAX_LAYERS {
-        return Err(ArtifactError::TooLarge(format!(
-            "config.json num_hidden_layers is over the bound {MAX_LAYERS}"
-        )));
-    }
-    let kv_heads = cfg.dim("num_key_value_heads")?.unwrap_or(heads);
-    if kv_heads == 0 {
-        return Err(ArtifactError::Malformed(
-            "config.json num_key_value_heads is 0; fix the file".to_string(),
-        ));
-    }
-    let intermediate = cfg.dim("intermediate_size")?;
-    let is_mla = matches!(family, Family::DeepseekV2 | Family::DeepseekV3);
-    let head_dim = match cfg.dim("head_dim")? {
-        Some(d) if !is_mla => d,
-        _ => {
-            if hidden % heads != 0 && !is_mla {
-                return Err(ArtifactError::Missing(
-                    "config.json has no `head_dim` and hidden_size is not a multiple of \
-                     num_attention_heads; add head_dim"
-                        .to_string(),
-                ));
-            }
-            hidden / heads
+/// The core dimensions of the text model, read and checked.
+struct Dims {
+    family: Family,
+    /// DeepSeek V2/V3: multi-head latent attention (no `head_dim`).
+    is_mla: bool,
+    hidden: u64,
+    layers: u64,
+    vocab: u64,
+    heads: u64,
+    kv_heads: u64,
+    intermediate: Option<u64>,
+    head_dim: u64,
+}
+
+impl Dims {
+    /// Read hidden size, layers, vocabulary, heads and head size, refusing zeros and
+    /// out-of-bound values.
+    fn read(cfg: &Cfg, family: Family) -> Result<Dims, ArtifactError> {
+        let hidden = cfg.req("hidden_size")?;
+        let layers = cfg.req("num_hidden_layers")?;
+        let vocab = cfg.req("vocab_size")?;
+        let heads = cfg.req("num_attention_heads")?;
+        if hidden == 0 || layers == 0 || heads == 0 || vocab == 0 {
+            return Err(ArtifactError::Malformed(
+                "config.json has a zero hidden_size, num_hidden_layers, num_attention_heads or \
+                 vocab_size; fix the file"
+                    .to_string(),
+            ));
         }
-    };
+        if layers > MAX_LAYERS {
+            return Err(ArtifactError::TooLarge(format!(
+                "config.json num_hidden_layers is over the bound {MAX_LAYERS}"
+            )));
+        }
+        let kv_heads = cfg.dim("num_key_value_heads")?.unwrap_or(heads);
+        if kv_heads == 0 {
+            return Err(ArtifactError::Malformed(
+                "config.json num_key_value_heads is 0; fix the file".to_string(),
+            ));
+        }
+        let intermediate = cfg.dim("intermediate_size")?;
+        let is_mla = matches!(family, Family::DeepseekV2 | Family::DeepseekV3);
+        let head_dim = match cfg.dim("head_dim")? {
+            Some(d) if !is_mla => d,
+            _ => {
+                if hidden % heads != 0 && !is_mla {
+                    return Err(ArtifactError::Missing(
+                        "config.json has no `head_dim` and hidden_size is not a multiple of \
+                         num_attention_heads; add head_dim"
+                            .to_string(),
+                    ));
+                }
+                hidden / heads
+            }
+        };
+        Ok(Dims {
+            family,
+            is_mla,
+            hidden,
+            layers,
+            vocab,
+            heads,
+            kv_heads,
+            intermediate,
+            head_dim,
+        })
+    }
+}
 
+/// Whether the embeddings are tied: `tie_word_embeddings`, else the family default (noted).
+fn tie_embeddings(
+    cfg: &Cfg,
+    family: Family,
+    notes: &mut Vec<String>,
+) -> Result<bool, ArtifactError> {
     let tie_default = matches!(family, Family::Gemma2 | Family::Gemma3);
-    let tie = match cfg.flag("tie_word_embeddings")? {
+    Ok(match cfg.flag("tie_word_embeddings")? {
         Some(t) => t,
         None => {
             notes.push(format!(
@@ -274,11 +383,16 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
             ));
             tie_default
         }
-    };
-    let attention_bias = cfg.flag("attention_bias")?;
-    let mlp_bias = cfg.flag("mlp_bias")?.unwrap_or(false);
+    })
+}
 
-    let attn = match family {
+/// The attention projections of the family's layers.
+fn attn_shape(
+    cfg: &Cfg,
+    family: Family,
+    attention_bias: Option<bool>,
+) -> Result<AttnShape, ArtifactError> {
+    Ok(match family {
         Family::DeepseekV2 | Family::DeepseekV3 => AttnShape::Mla {
             q_lora: cfg.dim("q_lora_rank")?,
             kv_lora: cfg.req("kv_lora_rank")?,
@@ -326,104 +440,104 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
                 sinks: false,
             }
         }
-    };
-    let norms_per_layer: u64 = match family {
+    })
+}
+
+/// Norms per decoder layer: 4 in Gemma 2/3 and GLM-4, else 2.
+fn norms_per_layer(family: Family) -> u64 {
+    match family {
         Family::Gemma2 | Family::Gemma3 | Family::Glm4 => 4,
         _ => 2,
-    };
-
-    let moe = moe_block(cfg, family, layers, &mut notes)?;
-    let dense_layers = layers - moe.as_ref().map_or(0, |m| m.moe_layers);
-    let needs_dense = dense_layers > 0;
-    let dense_inter = match (intermediate, needs_dense) {
-        (Some(i), _) => i,
-        (None, false) => 0,
-        (None, true) => {
-            return Err(ArtifactError::Missing(
-                "config.json has no `intermediate_size`; add it".to_string(),
-            ));
-        }
-    };
-
-    // --- parameter count -------------------------------------------------------------
-    let attn_params = attention_params(&attn, hidden, heads, kv_heads, head_dim)?;
-    let norm_params = mul(&[norms_per_layer, hidden])?;
-    let dense_mlp = {
-        let mut t = mul(&[3, hidden, dense_inter])?;
-        if mlp_bias {
-            t = sum(&[t, mul(&[2, dense_inter])?, hidden])?;
-        }
-        t
-    };
-    let dense_layer = sum(&[attn_params, norm_params, dense_mlp])?;
-    let embed = mul(&[vocab, hidden])?;
-    let mut total = sum(&[
-        embed,
-        if tie { 0 } else { embed },
-        hidden, // final norm
-        mul(&[dense_layers, dense_layer])?,
-    ])?;
-    let mut active = total;
-    if let Some(m) = &moe {
-        let per_expert = {
-            let mut t = mul(&[3, hidden, m.expert_inter])?;
-            if m.expert_bias {
-                t = sum(&[t, mul(&[2, m.expert_inter])?, hidden])?;
-            }
-            t
-        };
-        let router = sum(&[
-            mul(&[m.experts, hidden])?,
-            if m.router_bias { m.experts } else { 0 },
-            if m.score_bias { m.experts } else { 0 },
-        ])?;
-        let shared = sum(&[
-            mul(&[3, hidden, m.shared_inter])?,
-            if m.shared_gate { hidden } else { 0 },
-        ])?;
-        let moe_layer = sum(&[
-            attn_params,
-            norm_params,
-            router,
-            shared,
-            mul(&[m.experts, per_expert])?,
-        ])?;
-        total = add(total, mul(&[m.moe_layers, moe_layer])?)?;
-        let idle = mul(&[m.experts - m.active, per_expert, m.moe_layers])?;
-        active = total.checked_sub(idle).ok_or_else(|| {
-            ArtifactError::Malformed("idle experts exceed the total; fix the config".to_string())
-        })?;
     }
+}
 
+/// The dense layers' FFN size: `intermediate_size`, required only when there are dense layers.
+fn dense_intermediate(intermediate: Option<u64>, needs_dense: bool) -> Result<u64, ArtifactError> {
+    match (intermediate, needs_dense) {
+        (Some(i), _) => Ok(i),
+        (None, false) => Ok(0),
+        (None, true) => Err(ArtifactError::Missing(
+            "config.json has no `intermediate_size`; add it".to_string(),
+        )),
+    }
+}
+
+/// Parameters of one gated MLP (gate, up, down) of FFN size `inter`, with its biases.
+fn mlp_params(hidden: u64, inter: u64, bias: bool) -> Result<u64, ArtifactError> {
+    let mut t = mul(&[3, hidden, inter])?;
+    if bias {
+        t = sum(&[t, mul(&[2, inter])?, hidden])?;
+    }
+    Ok(t)
+}
+
+/// Add the MoE layers to the dense `total`: (total, active), the active count leaving out the
+/// idle experts.
+fn with_experts(
+    m: &Moe,
+    hidden: u64,
+    attn_params: u64,
+    norm_params: u64,
+    total: u64,
+) -> Result<(u64, u64), ArtifactError> {
+    let per_expert = mlp_params(hidden, m.expert_inter, m.expert_bias)?;
+    let router = sum(&[
+        mul(&[m.experts, hidden])?,
+        if m.router_bias { m.experts } else { 0 },
+        if m.score_bias { m.experts } else { 0 },
+    ])?;
+    let shared = sum(&[
+        mul(&[3, hidden, m.shared_inter])?,
+        if m.shared_gate { hidden } else { 0 },
+    ])?;
+    let moe_layer = sum(&[
+        attn_params,
+        norm_params,
+        router,
+        shared,
+        mul(&[m.experts, per_expert])?,
+    ])?;
+    let total = add(total, mul(&[m.moe_layers, moe_layer])?)?;
+    let idle = mul(&[m.experts - m.active, per_expert, m.moe_layers])?;
+    let active = total.checked_sub(idle).ok_or_else(|| {
+        ArtifactError::Malformed("idle experts exceed the total; fix the config".to_string())
+    })?;
+    Ok((total, active))
+}
+
+/// The parameter counts after the linear-attention layers and the attention output gates.
+struct Linear {
+    total: u64,
+    active: u64,
+    /// Layers of linear attention, if any are declared.
+    layers: Option<u64>,
+    /// Their recurrent state, if declared.
+    state: Option<u64>,
+}
+
+/// Swap the linear-attention layers' projections in for the attention ones and add the
+/// attention output gates, in both of `counts` (total, active).
+fn with_linear_layers(
+    cfg: &Cfg,
+    d: &Dims,
+    attn_params: u64,
+    counts: (u64, u64),
+    notes: &mut Vec<String>,
+) -> Result<Linear, ArtifactError> {
+    let (total, active) = counts;
+    let hidden = d.hidden;
     // Qwen3-Next/3.5: gated attention doubles the query projection; the linear-attention
     // layers have their own projections in place of the attention ones.
-    let gate = if family == Family::Qwen3Next && cfg.flag("attn_output_gate")? != Some(false) {
-        mul(&[hidden, heads, head_dim])?
+    let gate = if d.family == Family::Qwen3Next && cfg.flag("attn_output_gate")? != Some(false) {
+        mul(&[hidden, d.heads, d.head_dim])?
     } else {
         0
     };
-    let (linear_layers, linear_state) = linear_attention(cfg, layers, &mut notes)?;
+    let (linear_layers, linear_state) = linear_attention(cfg, d.layers, notes)?;
     let linear = linear_layers.unwrap_or(0);
-    let attention_layers = layers - linear;
+    let attention_layers = d.layers - linear;
     let linear_params = if linear > 0 {
-        let kd = mul(&[
-            cfg.req("linear_num_key_heads")?,
-            cfg.req("linear_key_head_dim")?,
-        ])?;
-        let value_heads = cfg.req("linear_num_value_heads")?;
-        let vd = mul(&[value_heads, cfg.req("linear_value_head_dim")?])?;
-        // q, k, v, z, b, a projections in; the output projection; the per-head decay and
-        // time step; the convolution over q, k, v.
-        let kernel = cfg.dim("linear_conv_kernel_dim")?.unwrap_or(4);
-        sum(&[
-            mul(&[
-                hidden,
-                sum(&[mul(&[2, kd])?, mul(&[2, vd])?, mul(&[2, value_heads])?])?,
-            ])?,
-            mul(&[vd, hidden])?,
-            mul(&[2, value_heads])?,
-            mul(&[kernel, sum(&[mul(&[2, kd])?, vd])?])?,
-        ])?
+        linear_layer_params(cfg, hidden)?
     } else {
         0
     };
@@ -436,23 +550,52 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
                 ArtifactError::Malformed("linear layers exceed the total; fix the config".into())
             })
     };
-    let total = swap(total)?;
-    let active = swap(active)?;
+    Ok(Linear {
+        total: swap(total)?,
+        active: swap(active)?,
+        layers: linear_layers,
+        state: linear_state,
+    })
+}
 
-    // --- windows ---------------------------------------------------------------------
-    let (window, local_layers) = sliding(cfg, family, layers, &mut notes)?;
+/// Parameters of one Gated DeltaNet (linear-attention) layer's projections.
+fn linear_layer_params(cfg: &Cfg, hidden: u64) -> Result<u64, ArtifactError> {
+    let kd = mul(&[
+        cfg.req("linear_num_key_heads")?,
+        cfg.req("linear_key_head_dim")?,
+    ])?;
+    let value_heads = cfg.req("linear_num_value_heads")?;
+    let vd = mul(&[value_heads, cfg.req("linear_value_head_dim")?])?;
+    // q, k, v, z, b, a projections in; the output projection; the per-head decay and
+    // time step; the convolution over q, k, v.
+    let kernel = cfg.dim("linear_conv_kernel_dim")?.unwrap_or(4);
+    sum(&[
+        mul(&[
+            hidden,
+            sum(&[mul(&[2, kd])?, mul(&[2, vd])?, mul(&[2, value_heads])?])?,
+        ])?,
+        mul(&[vd, hidden])?,
+        mul(&[2, value_heads])?,
+        mul(&[kernel, sum(&[mul(&[2, kd])?, vd])?])?,
+    ])
+}
 
-    let attention = if is_mla {
+/// The attention kind: MLA, hybrid (some sliding-window layers), GQA or MHA.
+fn attention_kind(d: &Dims, local_layers: Option<u64>) -> Attention {
+    if d.is_mla {
         Attention::Mla
-    } else if matches!(local_layers, Some(l) if l > 0 && l < layers) {
+    } else if matches!(local_layers, Some(l) if l > 0 && l < d.layers) {
         Attention::Hybrid
-    } else if kv_heads < heads {
+    } else if d.kv_heads < d.heads {
         Attention::Gqa
     } else {
         Attention::Mha
-    };
+    }
+}
 
-    let (kv_lora_rank, qk_rope_dim) = match &attn {
+/// MLA's (kv_lora_rank, qk_rope_dim), noting its head sizes; (None, None) otherwise.
+fn mla_dims(attn: &AttnShape, notes: &mut Vec<String>) -> (Option<u64>, Option<u64>) {
+    match attn {
         AttnShape::Mla {
             kv_lora,
             rope,
@@ -467,7 +610,11 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
             (Some(*kv_lora), Some(*rope))
         }
         AttnShape::Standard { .. } => (None, None),
-    };
+    }
+}
+
+/// Notes on what the count leaves out: prediction layers, a vision tower, quantization.
+fn checkpoint_notes(cfg: &Cfg, notes: &mut Vec<String>) -> Result<(), ArtifactError> {
     if let Some(n) = cfg.dim("num_nextn_predict_layers")?.filter(|&n| n > 0) {
         notes.push(format!(
             "{n} multi-token-prediction layer(s) in the checkpoint are not counted in params"
@@ -489,34 +636,7 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
              stored bytes come from the safetensors files"
         ));
     }
-
-    Ok(Architecture {
-        source,
-        model_type,
-        name: cfg.string("_name_or_path").map(str::to_string),
-        params: Some(total),
-        active_params: Some(active),
-        layers: Some(layers),
-        hidden: Some(hidden),
-        intermediate,
-        heads: Some(heads),
-        kv_heads: Some(if is_mla { heads } else { kv_heads }),
-        head_dim: if is_mla { None } else { Some(head_dim) },
-        vocab: Some(vocab),
-        max_context: cfg.dim("max_position_embeddings")?,
-        attention: Some(attention),
-        window,
-        local_layers,
-        linear_layers,
-        linear_state,
-        kv_lora_rank,
-        qk_rope_dim,
-        experts: moe.as_ref().map(|m| m.experts),
-        experts_active: moe.as_ref().map(|m| m.active),
-        tie_embeddings: Some(tie),
-        weights: None,
-        notes,
-    })
+    Ok(())
 }
 
 fn attention_params(

@@ -280,6 +280,22 @@ pub(crate) fn read_gguf<R: Read>(
         inner: reader,
         pos: 0,
     };
+    let header = read_header(&mut src)?;
+    let meta = Metadata(read_metadata(&mut src, header.kv_count)?);
+    let tensors = read_tensor_infos(&mut src, header.tensor_count)?;
+    check_offsets(src.pos, &meta, &tensors.infos, file_len)?;
+    architecture(header.version, &meta, tensors)
+}
+
+/// The fixed part of a GGUF header: version and the two counts.
+struct Header {
+    version: u32,
+    tensor_count: u64,
+    kv_count: u64,
+}
+
+/// Read and check the magic, the version and the tensor and key/value counts.
+fn read_header<R: Read>(src: &mut Src<R>) -> Result<Header, ArtifactError> {
     let magic: [u8; 4] = src.bytes().map_err(|_| {
         ArtifactError::Malformed("shorter than a GGUF magic; not a GGUF file".to_string())
     })?;
@@ -322,7 +338,18 @@ pub(crate) fn read_gguf<R: Read>(
             "GGUF metadata_kv_count {kv_count} is over the bound {MAX_GGUF_KVS}"
         )));
     }
+    Ok(Header {
+        version,
+        tensor_count,
+        kv_count,
+    })
+}
 
+/// Read the `kv_count` metadata pairs, keeping the integer, string and array-length values.
+fn read_metadata<R: Read>(
+    src: &mut Src<R>,
+    kv_count: u64,
+) -> Result<HashMap<String, Meta>, ArtifactError> {
     let mut meta: HashMap<String, Meta> = HashMap::new();
     for _ in 0..kv_count {
         let key = src.string("key", MAX_GGUF_STRING)?.unwrap_or_default();
@@ -332,7 +359,45 @@ pub(crate) fn read_gguf<R: Read>(
             meta.insert(key, v);
         }
     }
+    Ok(meta)
+}
 
+/// The kept metadata, read by key.
+struct Metadata(HashMap<String, Meta>);
+
+impl Metadata {
+    /// The non-negative integer at `k`, if any.
+    fn int(&self, k: &str) -> Option<u64> {
+        match self.0.get(k) {
+            Some(Meta::Int(i)) => u64::try_from(*i).ok(),
+            _ => None,
+        }
+    }
+
+    /// The string at `k`, if any.
+    fn text(&self, k: &str) -> Option<String> {
+        match self.0.get(k) {
+            Some(Meta::Str(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// What the tensor infos tell: the weight totals and each tensor's placement.
+struct Tensors {
+    weights: Weights,
+    /// (offset, bytes) of each tensor.
+    infos: Vec<(u64, u64)>,
+    /// element counts of the stacked expert tensors
+    exps: Vec<u64>,
+    has_output: bool,
+}
+
+/// Read the `tensor_count` tensor infos, summing the weights by dtype.
+fn read_tensor_infos<R: Read>(
+    src: &mut Src<R>,
+    tensor_count: u64,
+) -> Result<Tensors, ArtifactError> {
     let mut weights = Weights {
         elements: Some(0),
         ..Weights::default()
@@ -386,18 +451,24 @@ pub(crate) fn read_gguf<R: Read>(
             has_output = true;
         }
     }
+    Ok(Tensors {
+        weights,
+        infos,
+        exps,
+        has_output,
+    })
+}
 
-    let int = |k: &str| match meta.get(k) {
-        Some(Meta::Int(i)) => u64::try_from(*i).ok(),
-        _ => None,
-    };
-    let text = |k: &str| match meta.get(k) {
-        Some(Meta::Str(s)) => Some(s.clone()),
-        _ => None,
-    };
-
+/// Check the tensor offsets: aligned, and inside the file when its length is known. `header_end`
+/// is the position just past the tensor infos.
+fn check_offsets(
+    header_end: u64,
+    meta: &Metadata,
+    infos: &[(u64, u64)],
+    file_len: Option<u64>,
+) -> Result<(), ArtifactError> {
     // offsets: aligned, and inside the file when its length is known
-    let alignment = match int("general.alignment") {
+    let alignment = match meta.int("general.alignment") {
         None => 32,
         Some(a) if a > 0 && a.is_power_of_two() && a <= 1 << 20 => a,
         Some(a) => {
@@ -406,8 +477,8 @@ pub(crate) fn read_gguf<R: Read>(
             )));
         }
     };
-    let data_start = src.pos.div_ceil(alignment) * alignment;
-    for &(offset, bytes) in &infos {
+    let data_start = header_end.div_ceil(alignment) * alignment;
+    for &(offset, bytes) in infos {
         if offset % alignment != 0 {
             return Err(ArtifactError::Malformed(format!(
                 "GGUF tensor offset {offset} is not a multiple of the alignment {alignment}"
@@ -423,10 +494,28 @@ pub(crate) fn read_gguf<R: Read>(
             }
         }
     }
+    Ok(())
+}
 
-    let arch = text("general.architecture");
+/// Build the architecture from the metadata (dimensions under `general.architecture`'s prefix)
+/// and the tensor totals, with notes on what is missing.
+fn architecture(
+    version: u32,
+    meta: &Metadata,
+    tensors: Tensors,
+) -> Result<Architecture, ArtifactError> {
+    let Tensors {
+        weights,
+        exps,
+        has_output,
+        ..
+    } = tensors;
+    let arch = meta.text("general.architecture");
     let mut notes = Vec::new();
-    let k = |suffix: &str| arch.as_ref().and_then(|a| int(&format!("{a}.{suffix}")));
+    let k = |suffix: &str| {
+        arch.as_ref()
+            .and_then(|a| meta.int(&format!("{a}.{suffix}")))
+    };
     let layers = k("block_count");
     let hidden = k("embedding_length");
     let heads = k("attention.head_count");
@@ -437,7 +526,7 @@ pub(crate) fn read_gguf<R: Read>(
         (None, Some(h), Some(n)) if n > 0 && h % n == 0 => Some(h / n),
         _ => None,
     };
-    let vocab = match meta.get("tokenizer.ggml.tokens") {
+    let vocab = match meta.0.get("tokenizer.ggml.tokens") {
         Some(Meta::Array(n)) => Some(*n),
         _ => k("vocab_size"),
     };
@@ -506,7 +595,7 @@ pub(crate) fn read_gguf<R: Read>(
             arch.as_deref().unwrap_or("absent")
         ),
         model_type: arch.clone(),
-        name: text("general.name"),
+        name: meta.text("general.name"),
         params,
         active_params,
         layers,

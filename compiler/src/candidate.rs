@@ -65,40 +65,8 @@ pub(crate) fn run_with_offers<'db>(
     all_offers: &[(&'db str, &'db Entry<'db>)],
     diags: &mut Vec<Diag<'db>>,
 ) -> Evaluated {
-    let Cx {
-        db, scope, decl, ..
-    } = cx;
-    let entry = |kind: DeclKind, name: &str| -> &'db Entry<'db> {
-        let entry_key = scope
-            .lookup(kind, name)
-            .expect("resolve() only returns names that are in scope");
-        eval::entry_of(db, entry_key)
-    };
-    let text = |name: &str| match resolved.fields.get(name) {
-        Some(Value::Ref(_, n)) => n.clone(),
-        _ => String::new(),
-    };
-    let (model, quant, kv, engine, gpu) = (
-        text("model"),
-        text("quant"),
-        text("kv_cache"),
-        text("engine"),
-        text("gpu"),
-    );
-    let number = |name: &str, default: u64| match resolved.fields.get(name) {
-        Some(Value::Q(q)) => as_count(*q).unwrap_or(default),
-        _ => default,
-    };
-    let model_entry = entry(DeclKind::Model, &model);
-    let context = match resolved.fields.get("context") {
-        Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
-        _ => model_entry
-            .as_model()
-            .max_context
-            .map(|c| c as u64)
-            .unwrap_or(4096),
-    };
-    let (host, host_name) = crate::eval::deployment::host_figures(db, scope, &resolved.fields);
+    let Cx { db, scope, .. } = cx;
+    let picks = Picks::of(cx, &resolved);
     let settings = pricing_settings(&resolved);
     let offers = offers_for(all_offers, &settings);
     let filters = settings.filters();
@@ -109,15 +77,89 @@ pub(crate) fn run_with_offers<'db>(
         filters: &filters,
         owned: crate::eval::deployment::owned_settings(&resolved.owned),
     };
-    let (pipeline, expert_parallel) = eval::parallel::plan_fields(&resolved.fields);
     let speculative_fields = resolved
         .speculative
         .as_ref()
         .map(eval::parallel::speculative_fields);
-    let plan = eval::parallel::Plan {
+    let plan = plan_of(cx, &resolved, speculative_fields.as_ref());
+    let inputs = inputs_of(cx, &resolved, &picks, pricing, plan);
+    let estimate = estimate::estimate(&inputs);
+    let mut figures = estimate.figures;
+    if mode == Mode::Check {
+        advise(db, scope, &inputs, &mut figures);
+    }
+    let setup = Some(setup_of(
+        &picks,
+        &inputs,
+        &pricing,
+        speculative_fields.as_ref(),
+    ));
+    let env = DeploymentEnv {
+        db,
+        scope,
+        figures: &figures,
+        fields: with_figure_fields(resolved.fields, &inputs),
+        workload: resolved.workload,
+        messages: mode != Mode::Probe,
+    };
+    rules::check(cx, &env, diags);
+    if mode != Mode::Probe {
+        warn_no_offer(cx, &settings, &figures, diags);
+    }
+    let objective = objective(cx, &env);
+    Evaluated {
+        figures,
+        breakdown: estimate.breakdown,
+        setup,
+        objective,
+    }
+}
+
+/// The catalog names a resolved deployment picked, and its host's figures.
+struct Picks {
+    model: String,
+    quant: String,
+    kv: String,
+    engine: String,
+    gpu: String,
+    host: Option<estimate::HostFigures>,
+    host_name: Option<String>,
+}
+
+impl Picks {
+    /// The names in `resolved`'s fields (empty where absent) and its host.
+    fn of(cx: Cx<'_, '_>, resolved: &Resolved) -> Picks {
+        let text = |name: &str| match resolved.fields.get(name) {
+            Some(Value::Ref(_, n)) => n.clone(),
+            _ => String::new(),
+        };
+        let (host, host_name) =
+            crate::eval::deployment::host_figures(cx.db, cx.scope, &resolved.fields);
+        Picks {
+            model: text("model"),
+            quant: text("quant"),
+            kv: text("kv_cache"),
+            engine: text("engine"),
+            gpu: text("gpu"),
+            host,
+            host_name,
+        }
+    }
+}
+
+/// The parallelism plan of a resolved deployment: pipeline, expert parallelism and the
+/// speculative decoding of `spec` (its draft model looked up in scope).
+fn plan_of<'a, 'db>(
+    cx: Cx<'_, 'db>,
+    resolved: &Resolved,
+    spec: Option<&'a eval::parallel::SpeculativeFields>,
+) -> eval::parallel::Plan<'a, 'db> {
+    let Cx { db, scope, .. } = cx;
+    let (pipeline, expert_parallel) = eval::parallel::plan_fields(&resolved.fields);
+    eval::parallel::Plan {
         pipeline,
         expert_parallel,
-        speculative: speculative_fields.as_ref().map(|spec| {
+        speculative: spec.map(|spec| {
             let draft = spec.draft.as_deref().and_then(|name| {
                 scope
                     .lookup(DeclKind::Model, name)
@@ -132,8 +174,45 @@ pub(crate) fn run_with_offers<'db>(
                 draft,
             }
         }),
+    }
+}
+
+/// The estimate's inputs for a resolved deployment: its entries, numbers and workload.
+fn inputs_of<'a, 'db>(
+    cx: Cx<'_, 'db>,
+    resolved: &Resolved,
+    picks: &'a Picks,
+    pricing: Pricing<'a, 'db>,
+    plan: eval::parallel::Plan<'a, 'db>,
+) -> Inputs<'a, 'db> {
+    let Cx { db, scope, .. } = cx;
+    let entry = |kind: DeclKind, name: &str| -> &'db Entry<'db> {
+        let entry_key = scope
+            .lookup(kind, name)
+            .expect("resolve() only returns names that are in scope");
+        eval::entry_of(db, entry_key)
     };
-    let inputs = Inputs {
+    let number = |name: &str, default: u64| match resolved.fields.get(name) {
+        Some(Value::Q(q)) => as_count(*q).unwrap_or(default),
+        _ => default,
+    };
+    let workload = |name: &str| {
+        resolved
+            .workload
+            .get(name)
+            .and_then(Value::quantity)
+            .map(|q| q.value())
+    };
+    let model_entry = entry(DeclKind::Model, &picks.model);
+    let context = match resolved.fields.get("context") {
+        Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
+        _ => model_entry
+            .as_model()
+            .max_context
+            .map(|c| c as u64)
+            .unwrap_or(4096),
+    };
+    Inputs {
         plan,
         pricing: Some(pricing),
         offload: resolved.symbol_as("offload") == Some(schema::OffloadMode::Auto),
@@ -142,18 +221,18 @@ pub(crate) fn run_with_offers<'db>(
             Some(Value::Q(q)) => as_count(*q).map(|t| t as f64),
             _ => None,
         },
-        host,
-        host_name: host_name.as_deref(),
+        host: picks.host,
+        host_name: picks.host_name.as_deref(),
         model: model_entry,
-        model_name: &model,
-        quant: entry(DeclKind::Quant, &quant),
-        quant_name: &quant,
-        kv: entry(DeclKind::Kv, &kv),
-        engine: entry(DeclKind::Engine, &engine),
-        engine_name: &engine,
-        gpu: entry(DeclKind::Gpu, &gpu),
-        gpu_name: &gpu,
-        arch: eval::support::arch_of(db, scope, entry(DeclKind::Gpu, &gpu)),
+        model_name: &picks.model,
+        quant: entry(DeclKind::Quant, &picks.quant),
+        quant_name: &picks.quant,
+        kv: entry(DeclKind::Kv, &picks.kv),
+        engine: entry(DeclKind::Engine, &picks.engine),
+        engine_name: &picks.engine,
+        gpu: entry(DeclKind::Gpu, &picks.gpu),
+        gpu_name: &picks.gpu,
+        arch: eval::support::arch_of(db, scope, entry(DeclKind::Gpu, &picks.gpu)),
         context,
         seqs: number("seqs", 1),
         count: number("count", 1),
@@ -163,38 +242,25 @@ pub(crate) fn run_with_offers<'db>(
             _ => None,
         },
         theoretical_weights: false,
-        output: resolved
-            .workload
-            .get("output")
-            .and_then(Value::quantity)
-            .map(|q| q.value()),
-        rate: resolved
-            .workload
-            .get("rate")
-            .and_then(Value::quantity)
-            .map(|q| q.value()),
-        prompt: resolved
-            .workload
-            .get("prompt")
-            .and_then(Value::quantity)
-            .map(|q| q.value()),
-        burst: resolved
-            .workload
-            .get("burst")
-            .and_then(Value::quantity)
-            .map(|q| q.value()),
+        output: workload("output"),
+        rate: workload("rate"),
+        prompt: workload("prompt"),
+        burst: workload("burst"),
         varied: matches!(
             resolved.workload.get("lengths"),
             Some(Value::Symbol(s)) if schema::Lengths::parse(s) == Some(schema::Lengths::Varied)
         ),
-    };
-    let estimate = estimate::estimate(&inputs);
-    let mut figures = estimate.figures;
-    if mode == Mode::Check && inputs.support() != eval::support::Support::Native {
-        figures.quant_support_advice = Ok(support_alternatives(db, scope, &inputs));
     }
-    if mode == Mode::Check && figures.fits == Ok(false) {
-        let alternatives = alternatives(db, scope, &inputs);
+}
+
+/// The deployment's own check: add the catalog's alternatives to the advice on a format
+/// the GPU does not run natively and on a deployment that does not fit.
+fn advise(db: &dyn Db, scope: &Scope<'_>, inputs: &Inputs<'_, '_>, figures: &mut Figures) {
+    if inputs.support() != eval::support::Support::Native {
+        figures.quant_support_advice = Ok(support_alternatives(db, scope, inputs));
+    }
+    if figures.fits == Ok(false) {
+        let alternatives = alternatives(db, scope, inputs);
         if let Ok(advice) = &mut figures.fit_advice
             && !alternatives.is_empty()
         {
@@ -202,12 +268,21 @@ pub(crate) fn run_with_offers<'db>(
             advice.push_str(&alternatives.join("; or "));
         }
     }
-    let setup = Some(Setup {
-        model: model.clone(),
-        quant: quant.clone(),
-        kv_cache: kv.clone(),
-        engine: engine.clone(),
-        gpu: gpu.clone(),
+}
+
+/// What the deployment resolved to, as reported: names, numbers, plan and pricing.
+fn setup_of(
+    picks: &Picks,
+    inputs: &Inputs<'_, '_>,
+    pricing: &Pricing<'_, '_>,
+    speculative_fields: Option<&eval::parallel::SpeculativeFields>,
+) -> Setup {
+    Setup {
+        model: picks.model.clone(),
+        quant: picks.quant.clone(),
+        kv_cache: picks.kv.clone(),
+        engine: picks.engine.clone(),
+        gpu: picks.gpu.clone(),
         count: inputs.count,
         context: inputs.context,
         seqs: inputs.seqs,
@@ -223,9 +298,7 @@ pub(crate) fn run_with_offers<'db>(
                 method: spec.method.keyword().to_string(),
                 tokens: spec.tokens,
                 acceptance: spec.acceptance,
-                acceptance_default: speculative_fields
-                    .as_ref()
-                    .is_some_and(|f| f.acceptance.is_none()),
+                acceptance_default: speculative_fields.is_some_and(|f| f.acceptance.is_none()),
                 expected_tokens_per_step: spec.expected_tokens(),
                 draft: spec.draft.map(|(_, name)| name.to_string()),
                 draft_hf: spec
@@ -233,19 +306,26 @@ pub(crate) fn run_with_offers<'db>(
                     .and_then(|(entry, _)| entry.as_model().hf.as_deref().map(str::to_string)),
             }
         }),
-        pricing: settings.mode.keyword().to_string(),
-        rental: match settings.mode {
-            PricingMode::Cloud => estimate::rent(&inputs, &pricing).ok(),
+        pricing: pricing.mode.keyword().to_string(),
+        rental: match pricing.mode {
+            PricingMode::Cloud => estimate::rent(inputs, pricing).ok(),
             PricingMode::Owned => None,
         },
-        owned: match settings.mode {
+        owned: match pricing.mode {
             PricingMode::Owned => {
                 crate::eval::deployment::OwnedCost::of(inputs.gpu, &pricing.owned)
             }
             PricingMode::Cloud => None,
         },
-    });
-    let mut fields = resolved.fields;
+    }
+}
+
+/// The fields the rules read: the resolved ones, with `seqs`, `count` and `replicas`
+/// defaulted and `context` as used.
+fn with_figure_fields(
+    mut fields: std::collections::BTreeMap<String, Value>,
+    inputs: &Inputs<'_, '_>,
+) -> std::collections::BTreeMap<String, Value> {
     for (name, value) in [
         ("seqs", inputs.seqs),
         ("count", inputs.count),
@@ -261,26 +341,25 @@ pub(crate) fn run_with_offers<'db>(
     fields.insert(
         "context".into(),
         Value::Q(crate::units::Quantity::real(
-            context as f64,
+            inputs.context as f64,
             crate::units::Dim::TOKENS,
         )),
     );
-    let env = DeploymentEnv {
-        db,
-        scope,
-        figures: &figures,
-        fields,
-        workload: resolved.workload,
-        messages: mode != Mode::Probe,
-    };
-    rules::check(cx, &env, diags);
-    // Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
-    // `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
-    // unless a require on cost already said it.
-    if mode != Mode::Probe
-        && let Some(field) = ["pricing", "offer", "provider", "region", "spot"]
-            .into_iter()
-            .find_map(|name| decl.field(name))
+    fields
+}
+
+/// Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
+/// `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
+/// unless a require on cost already said it.
+fn warn_no_offer<'db>(
+    cx: Cx<'_, 'db>,
+    settings: &PricingSettings,
+    figures: &Figures,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    if let Some(field) = ["pricing", "offer", "provider", "region", "spot"]
+        .into_iter()
+        .find_map(|name| cx.decl.field(name))
         && settings.mode == PricingMode::Cloud
         && let Err(eval::EvalError::Missing(why)) = &figures.cost_per_hour
         && why.starts_with(estimate::NO_OFFER)
@@ -299,22 +378,22 @@ pub(crate) fn run_with_offers<'db>(
             .help(rules::NO_OFFER_HELP),
         );
     }
-    let objective = decl.body.entries.iter().find_map(|entry| match entry {
+}
+
+/// The value of the deployment's `minimize`/`maximize` expression, else its
+/// `cost_per_hour`.
+fn objective(cx: Cx<'_, '_>, env: &DeploymentEnv<'_, '_>) -> Option<crate::units::Quantity> {
+    let objective = cx.decl.body.entries.iter().find_map(|entry| match entry {
         AstEntry::Objective(objective) => Some(&objective.expr),
         _ => None,
     });
-    let objective = match objective {
-        Some(expr) => eval::eval(&env, expr).ok().and_then(|v| v.quantity()),
-        None => figures
+    match objective {
+        Some(expr) => eval::eval(env, expr).ok().and_then(|v| v.quantity()),
+        None => env
+            .figures
             .get("cost_per_hour")
             .and_then(Result::ok)
             .and_then(|v| v.quantity()),
-    };
-    Evaluated {
-        figures,
-        breakdown: estimate.breakdown,
-        setup,
-        objective,
     }
 }
 

@@ -191,25 +191,36 @@ fn mean(values: &[f64]) -> f64 {
 /// Runs the simulation. `step` gives the duration of a step of a given shape, in seconds;
 /// it must be positive.
 pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
-    let max_running = config.max_running.clamp(1, MAX_REQUESTS);
-    let prompt = config.prompt.max(1);
-    let output = config.output.max(1);
-    // Every running request decodes each step, so the budget covers them all.
-    let budget = config.batch_tokens.max(max_running).max(1);
-    let total = match config.arrivals {
+    let mut sim = Sim::new(config, step);
+    sim.run();
+    sim.outcome()
+}
+
+/// A share in [0, 1], or `default` when it is not a number.
+fn share(x: f64, default: f64) -> f64 {
+    if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        default
+    }
+}
+
+/// Requests a run issues in all.
+fn total_requests(arrivals: Arrivals) -> u64 {
+    match arrivals {
         Arrivals::Closed { clients } => clients.clamp(1, MAX_REQUESTS) * CLOSED_WAVES,
         Arrivals::Burst { requests } => requests.clamp(1, MAX_REQUESTS),
         Arrivals::Poisson { .. } => POISSON_REQUESTS,
     }
-    .min(MAX_REQUESTS * CLOSED_WAVES);
+    .min(MAX_REQUESTS * CLOSED_WAVES)
+}
 
-    let mut requests: Vec<Request> = Vec::with_capacity(total.min(1 << 20) as usize);
-    // Arrived, not yet admitted (or preempted): indices into `requests`, and the times
-    // still to come.
-    let mut waiting: VecDeque<usize> = VecDeque::new();
+/// The arrival times known at the start: a closed loop's first wave, the burst, or every
+/// Poisson arrival.
+fn first_arrivals(arrivals: Arrivals, total: u64) -> VecDeque<f64> {
     let mut future: VecDeque<f64> = VecDeque::new();
     let mut rng = Rng(SEED);
-    match config.arrivals {
+    match arrivals {
         Arrivals::Closed { clients } => {
             future.extend((0..clients.clamp(1, MAX_REQUESTS)).map(|_| 0.0))
         }
@@ -227,93 +238,256 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
             }
         }
     }
-    let closed = matches!(config.arrivals, Arrivals::Closed { .. });
-    let mut issued = future.len() as u64;
+    future
+}
 
+/// The prompt chunks of one step with prompts.
+struct Chunks {
+    /// Tokens of the step's budget still free.
+    left: u64,
+    /// With preemption, the cache this step's tokens may still take.
+    free: f64,
+    /// Prompt tokens taken, and Σ tokens × the mean context each attends to.
+    tokens: u64,
+    context_sum: f64,
+    /// Requests whose prompt this step finishes.
+    completed: Vec<usize>,
+    /// Requests given a chunk.
+    touched: usize,
+}
+
+impl Chunks {
+    /// Take `chunk` tokens of request `id`'s prompt, in a step starting at `now`.
+    fn take(&mut self, r: &mut Request, id: usize, chunk: u64, now: f64) {
+        let start = (r.prefill_total - r.prompt_left) as f64;
+        self.context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
+        self.tokens += chunk;
+        self.left -= chunk;
+        r.prompt_left -= chunk;
+        if r.first_scheduled.is_none() {
+            r.first_scheduled = Some(now);
+        }
+        if r.prompt_left == 0 {
+            self.completed.push(id);
+        }
+        self.touched += 1;
+    }
+}
+
+/// The state of one simulation: the server's queues and counters and what it measured.
+struct Sim<'a> {
+    config: &'a Config,
+    step: &'a dyn Fn(Shape) -> f64,
+    max_running: u64,
+    prompt: u64,
+    output: u64,
+    /// Every running request decodes each step, so the budget covers them all.
+    budget: u64,
+    total: u64,
+    kv_tokens: u64,
+    per_step: f64,
+    /// Shares of a token's KV in sliding-window layers, and of the output a footprint counts.
+    local: f64,
+    reserve: f64,
+    closed: bool,
+    requests: Vec<Request>,
+    // Arrived, not yet admitted (or preempted): indices into `requests`, and the times
+    // still to come.
+    waiting: VecDeque<usize>,
+    future: VecDeque<f64>,
+    issued: u64,
     // Admitted requests still in their prompt, in admission order.
-    let mut prefilling: VecDeque<usize> = VecDeque::new();
+    prefilling: VecDeque<usize>,
     // Decoding requests by the decode counter at which they finish (and the request's
     // epoch then: a preempted request's entry goes stale).
-    let mut finishing: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
+    finishing: BinaryHeap<Reverse<(u64, usize, u32)>>,
     // Running requests in admission order, the newest last (finished ones are skipped):
     // the engine preempts from the end.
-    let mut admitted: Vec<usize> = Vec::new();
-    let mut running: u64 = 0;
-    let mut decoding: u64 = 0;
+    admitted: Vec<usize>,
+    running: u64,
+    decoding: u64,
     // Σ footprint of the running requests, and whether the cache has room for a request.
-    let mut reserved: u64 = 0;
-    let mut peak_running: u64 = 0;
-    let mut kv_bound = false;
-    let mut preemptions: u64 = 0;
+    reserved: u64,
+    peak_running: u64,
+    kv_bound: bool,
+    preemptions: u64,
     // Set when no step can run for want of cache: the newest running request is preempted.
-    let mut force_preempt = false;
-    let kv_tokens = config.kv_tokens.max(1);
-    let room = |reserved: u64, running: u64, r: &Request| {
-        running == 0 || reserved.saturating_add(r.footprint) <= kv_tokens
-    };
+    force_preempt: bool,
     // Decode steps so far; over the decoding requests, Σ (prefilled tokens + 1) and Σ
     // counter at their first token: their total context is Σ (prefilled + 1) + tokens
     // per step × (decoding × counter − Σ start).
-    let mut counter: u64 = 0;
-    let mut sum_base: f64 = 0.0;
-    let mut sum_start: f64 = 0.0;
+    counter: u64,
+    sum_base: f64,
+    sum_start: f64,
     // Tokens the prefilling requests hold (their prompt chunks done so far).
-    let mut prefill_held: f64 = 0.0;
-    let per_step = if config.tokens_per_step.is_finite() {
-        config.tokens_per_step.max(1.0)
-    } else {
-        1.0
-    };
-    let mut now = 0.0;
-    let mut work: u64 = 0;
-    let mut ttft = Vec::new();
-    let mut tpot = Vec::new();
-    let mut queue = Vec::new();
+    prefill_held: f64,
+    now: f64,
+    work: u64,
+    ttft: Vec<f64>,
+    tpot: Vec<f64>,
+    queue: Vec<f64>,
     // Completion times, and the output tokens produced by each.
-    let mut done: Vec<f64> = Vec::new();
-    let mut produced_at_done: Vec<f64> = Vec::new();
-    let mut produced: f64 = 0.0;
-    let mut truncated = false;
-
-    // A share in [0, 1], or `default` when it is not a number.
-    let share = |x: f64, default: f64| {
-        if x.is_finite() {
-            x.clamp(0.0, 1.0)
-        } else {
-            default
-        }
-    };
-    let (local, reserve) = (
-        share(config.kv_local_share, 0.0),
-        share(config.output_reserve, 0.5),
-    );
-    let footprint = |tokens: u64| {
-        let t = tokens as f64;
-        (t * (1.0 - local) + t.min(config.kv_window as f64) * local).ceil() as u64
-    };
-    // The cache the running requests hold (preemption mode): `tokens` over `n` requests,
-    // their sliding-window layers' share counted for at most `kv_window` tokens each.
-    let held_cache = |tokens: f64, n: u64| {
-        tokens * (1.0 - local) + tokens.min(n as f64 * config.kv_window as f64) * local
-    };
+    done: Vec<f64>,
+    produced_at_done: Vec<f64>,
+    produced: f64,
+    truncated: bool,
     // Lengths come from their own stream, so arrivals do not shift them.
-    let mut lengths = Rng(SEED ^ 0x00ff_00ff_00ff_00ff);
-    let mut draw = |mean: u64| {
-        if config.varied {
-            let x = -lengths.unit().ln() * mean as f64;
+    lengths: Rng,
+}
+
+impl<'a> Sim<'a> {
+    /// An empty server with the run's arrivals scheduled.
+    fn new(config: &'a Config, step: &'a dyn Fn(Shape) -> f64) -> Sim<'a> {
+        let max_running = config.max_running.clamp(1, MAX_REQUESTS);
+        let total = total_requests(config.arrivals);
+        let future = first_arrivals(config.arrivals, total);
+        let issued = future.len() as u64;
+        Sim {
+            config,
+            step,
+            max_running,
+            prompt: config.prompt.max(1),
+            output: config.output.max(1),
+            budget: config.batch_tokens.max(max_running).max(1),
+            total,
+            kv_tokens: config.kv_tokens.max(1),
+            per_step: if config.tokens_per_step.is_finite() {
+                config.tokens_per_step.max(1.0)
+            } else {
+                1.0
+            },
+            local: share(config.kv_local_share, 0.0),
+            reserve: share(config.output_reserve, 0.5),
+            closed: matches!(config.arrivals, Arrivals::Closed { .. }),
+            requests: Vec::with_capacity(total.min(1 << 20) as usize),
+            waiting: VecDeque::new(),
+            future,
+            issued,
+            prefilling: VecDeque::new(),
+            finishing: BinaryHeap::new(),
+            admitted: Vec::new(),
+            running: 0,
+            decoding: 0,
+            reserved: 0,
+            peak_running: 0,
+            kv_bound: false,
+            preemptions: 0,
+            force_preempt: false,
+            counter: 0,
+            sum_base: 0.0,
+            sum_start: 0.0,
+            prefill_held: 0.0,
+            now: 0.0,
+            work: 0,
+            ttft: Vec::new(),
+            tpot: Vec::new(),
+            queue: Vec::new(),
+            done: Vec::new(),
+            produced_at_done: Vec::new(),
+            produced: 0.0,
+            truncated: false,
+            lengths: Rng(SEED ^ 0x00ff_00ff_00ff_00ff),
+        }
+    }
+
+    /// Whether the cache has room for `r`'s footprint (reservation mode).
+    fn room(&self, r: &Request) -> bool {
+        self.running == 0 || self.reserved.saturating_add(r.footprint) <= self.kv_tokens
+    }
+
+    /// KV tokens counted for a request of `tokens` tokens.
+    fn footprint(&self, tokens: u64) -> u64 {
+        let (local, t) = (self.local, tokens as f64);
+        (t * (1.0 - local) + t.min(self.config.kv_window as f64) * local).ceil() as u64
+    }
+
+    /// The cache the running requests hold (preemption mode): `tokens` over `n` requests,
+    /// their sliding-window layers' share counted for at most `kv_window` tokens each.
+    fn held_cache(&self, tokens: f64, n: u64) -> f64 {
+        let local = self.local;
+        tokens * (1.0 - local) + tokens.min(n as f64 * self.config.kv_window as f64) * local
+    }
+
+    /// With preemption, the cache the running requests hold now.
+    /// (Its prompts in progress each count their sliding-window layers for at most the
+    /// window, as the decoding requests do.)
+    fn held(&self) -> f64 {
+        self.held_cache(
+            self.sum_base
+                + self.per_step * (self.decoding as f64 * self.counter as f64 - self.sum_start),
+            self.decoding,
+        ) + self.held_cache(self.prefill_held, self.prefilling.len() as u64)
+    }
+
+    /// A length of mean `mean`: the mean, or an exponential draw when lengths vary.
+    fn draw(&mut self, mean: u64) -> u64 {
+        if self.config.varied {
+            let x = -self.lengths.unit().ln() * mean as f64;
             (x.round().max(1.0)).min(mean as f64 * MAX_SPREAD) as u64
         } else {
             mean
         }
-    };
-    loop {
-        // Arrivals up to now join the queue.
-        while future.front().is_some_and(|&t| t <= now) {
-            let arrival = future.pop_front().unwrap_or(now);
-            let (p, o) = (draw(prompt), draw(output));
-            requests.push(Request {
+    }
+
+    /// Advance to the next arrival; false when none is to come.
+    fn wait_for_arrival(&mut self) -> bool {
+        match self.future.front() {
+            Some(&t) => {
+                self.now = self.now.max(t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Requests finished at `now`: a closed loop's client sends its next one.
+    fn reissue(&mut self) {
+        if self.closed && self.issued < self.total {
+            // Pushed in time order: `now` only grows.
+            self.future.push_back(self.now);
+            self.issued += 1;
+        }
+    }
+
+    /// The engine steps, until nothing is left to run or the work bound is reached.
+    fn run(&mut self) {
+        loop {
+            self.arrive();
+            if self.running == 0 && self.waiting.is_empty() {
+                if self.wait_for_arrival() {
+                    continue;
+                }
+                break;
+            }
+            if self.work > MAX_WORK {
+                self.truncated = true;
+                break;
+            }
+            match self.step_once() {
+                Next::Complete => {}
+                Next::Again => continue,
+                Next::Stop => break,
+            }
+            self.complete_decodes();
+            if self.decoding == 0 {
+                (self.sum_base, self.sum_start) = (0.0, 0.0);
+            }
+            if self.prefilling.is_empty() {
+                self.prefill_held = 0.0;
+            }
+        }
+    }
+
+    /// Arrivals up to now join the queue.
+    fn arrive(&mut self) {
+        while self.future.front().is_some_and(|&t| t <= self.now) {
+            let arrival = self.future.pop_front().unwrap_or(self.now);
+            let (p, o) = (self.draw(self.prompt), self.draw(self.output));
+            let footprint =
+                self.footprint(p.saturating_add((o as f64 * self.reserve).ceil() as u64));
+            self.requests.push(Request {
                 arrival,
-                footprint: footprint(p.saturating_add((o as f64 * reserve).ceil() as u64)),
+                footprint,
                 prompt: p,
                 output: o,
                 prompt_left: p,
@@ -326,409 +500,450 @@ pub fn simulate(config: &Config, step: &dyn Fn(Shape) -> f64) -> Outcome {
                 first_scheduled: None,
                 first_token: None,
             });
-            waiting.push_back(requests.len() - 1);
-            work += 1;
+            self.waiting.push_back(self.requests.len() - 1);
+            self.work += 1;
         }
-        if running == 0 && waiting.is_empty() {
-            match future.front() {
-                Some(&t) => {
-                    now = now.max(t);
-                    continue;
-                }
-                None => break,
-            }
+    }
+
+    /// Plan and run one engine step (or a run of identical decode steps).
+    fn step_once(&mut self) -> Next {
+        let preempted = self.preempt_for_growth();
+        if self.decoding == 0 {
+            (self.sum_base, self.sum_start) = (0.0, 0.0);
         }
-        if work > MAX_WORK {
-            truncated = true;
-            break;
-        }
-        // With preemption, the cache the running requests hold now.
-        // (Its prompts in progress each count their sliding-window layers for at most the
-        // window, as the decoding requests do.)
-        let held = |decoding: u64,
-                    counter: u64,
-                    sum_base: f64,
-                    sum_start: f64,
-                    prefill_held: f64,
-                    prefilling: usize| {
-            held_cache(
-                sum_base + per_step * (decoding as f64 * counter as f64 - sum_start),
-                decoding,
-            ) + held_cache(prefill_held, prefilling as u64)
-        };
-        let growth = decoding as f64 * per_step;
-        // Preemption: when the next step's decode tokens do not fit, the newest running
-        // request gives its cache back and waits to recompute (never the last one).
-        let mut preempted = false;
-        while config.preempt
-            && running > 1
-            && (force_preempt
-                || decoding > 0
-                    && held(
-                        decoding,
-                        counter,
-                        sum_base,
-                        sum_start,
-                        prefill_held,
-                        prefilling.len(),
-                    ) + growth
-                        > kv_tokens as f64)
-        {
-            force_preempt = false;
-            let Some(id) = admitted.pop() else { break };
-            if !requests[id].running {
-                continue;
-            }
-            let r = &mut requests[id];
-            if r.prompt_left == 0 {
-                // Decoding: its tokens so far stay produced; its entry in `finishing`
-                // goes stale.
-                let steps = counter - r.start;
-                r.generated = (r.generated + (per_step * steps as f64) as u64)
-                    .min(r.output.saturating_sub(1));
-                decoding -= 1;
-                sum_base -= r.prefill_total as f64 + 1.0;
-                sum_start -= r.start as f64;
-            } else {
-                prefill_held -= (r.prefill_total - r.prompt_left) as f64;
-                prefilling.retain(|&p| p != id);
-            }
-            r.epoch = r.epoch.wrapping_add(1);
-            if r.prompt_left == 0 {
-                // Its prompt and output so far stay in the prefix cache; the last token is
-                // computed again for its logits.
-                r.prefill_total = r.prompt + r.generated;
-                r.cached = r.prefill_total - 1;
-                r.prompt_left = 1;
-            } else {
-                r.cached = r.prefill_total - r.prompt_left;
-            }
-            r.running = false;
-            running -= 1;
-            waiting.push_front(id);
-            preempted = true;
-            preemptions += 1;
-            work += 1;
-        }
-        if decoding == 0 {
-            (sum_base, sum_start) = (0.0, 0.0);
-        }
-        let growth = decoding as f64 * per_step;
-        let held_now = held(
-            decoding,
-            counter,
-            sum_base,
-            sum_start,
-            prefill_held,
-            prefilling.len(),
-        );
-        // Room for a waiting request's first chunk (preemption) or its footprint.
-        let admits = |r: &Request, left: u64, extra: f64| {
-            if config.preempt {
-                running == 0
-                    || held_now + extra + held_cache((r.cached + r.prompt_left.min(left)) as f64, 1)
-                        <= kv_tokens as f64
-            } else {
-                room(reserved, running, r)
-            }
-        };
-        let fits = waiting
-            .front()
-            .map(|&id| admits(&requests[id], budget.saturating_sub(decoding), growth));
-        kv_bound |= running < max_running && (fits == Some(false) || preempted);
-        let admit = running < max_running && fits == Some(true) && !preempted;
-        let prompts_pending = !prefilling.is_empty() || admit;
-        let decode_this_step = match config.scheduling {
+        let decoding = self.decoding;
+        let growth = decoding as f64 * self.per_step;
+        let held_now = self.held();
+        let fits = self.waiting.front().map(|&id| {
+            self.admits(
+                &self.requests[id],
+                self.budget.saturating_sub(decoding),
+                growth,
+                held_now,
+            )
+        });
+        let running = self.running;
+        self.kv_bound |= running < self.max_running && (fits == Some(false) || preempted);
+        let admit = running < self.max_running && fits == Some(true) && !preempted;
+        let prompts_pending = !self.prefilling.is_empty() || admit;
+        let decode_this_step = match self.config.scheduling {
             Scheduling::Mixed => decoding > 0,
             Scheduling::PrefillFirst => decoding > 0 && !prompts_pending,
         };
         let decode_context = if decoding > 0 {
-            (sum_base + per_step * (decoding as f64 * counter as f64 - sum_start)) / decoding as f64
+            (self.sum_base
+                + self.per_step * (decoding as f64 * self.counter as f64 - self.sum_start))
+                / decoding as f64
         } else {
             0.0
         };
-        // Drop stale entries (preempted requests) from the top of `finishing`.
-        while let Some(&Reverse((_, id, epoch))) = finishing.peek() {
-            if requests[id].epoch == epoch {
-                break;
-            }
-            finishing.pop();
-        }
+        self.drop_stale();
 
         if !prompts_pending {
-            // Only decodes: skip ahead to the next completion, or to the next arrival when
-            // it could be admitted.
-            let Some(&Reverse((finish, _, _))) = finishing.peek() else {
+            if self.decode_run(growth, held_now, decode_context) {
+                Next::Complete
+            } else if self.wait_for_arrival() {
                 // Nothing decodes and nothing waits: wait for the next arrival.
-                match future.front() {
-                    Some(&t) => {
-                        now = now.max(t);
-                        continue;
-                    }
-                    None => break,
-                }
-            };
-            let mut k = finish.saturating_sub(counter).max(1);
-            if config.preempt && growth > 0.0 {
-                // Up to the step whose tokens would not fit.
-                let fit = ((kv_tokens as f64 - held_now) / growth).floor().max(1.0);
-                if fit < k as f64 {
-                    k = fit as u64;
-                }
+                Next::Again
+            } else {
+                Next::Stop
             }
-            let shape = |k: u64| Shape {
-                decode: decoding as f64,
-                decode_context: decode_context + per_step * (k as f64 - 1.0) / 2.0,
-                prefill: 0.0,
-                prefill_context: 0.0,
-            };
-            if running < max_running
-                && let Some(&t) = future.front()
-            {
-                let per_step = step(shape(1)).max(1e-9);
-                let until = ((t - now) / per_step).ceil().max(1.0);
-                if until < k as f64 {
-                    k = until as u64;
-                }
-            }
-            now += k as f64 * step(shape(k)).max(1e-9);
-            counter += k;
-            produced += (decoding * k) as f64 * per_step;
-            work += 1;
         } else {
-            // One step with prompt chunks.
-            let mut left = budget - if decode_this_step { decoding } else { 0 };
-            // With preemption, the cache this step's tokens may still take.
-            let mut free =
-                kv_tokens as f64 - held_now - if decode_this_step { growth } else { 0.0 };
-            let mut prefill_tokens = 0u64;
-            let mut prefill_context_sum = 0.0;
-            let mut completed_prompts: Vec<usize> = Vec::new();
-            let mut touched = 0usize;
-            // Running prompts first, in order, then admissions.
-            for &id in prefilling.iter() {
-                if left == 0 {
-                    break;
-                }
-                let r = &mut requests[id];
-                let mut chunk = r.prompt_left.min(left);
-                if config.preempt && running > 1 {
-                    chunk = chunk.min(free.max(0.0) as u64);
-                    if chunk == 0 {
-                        break;
-                    }
-                    free -= chunk as f64;
-                }
-                let start = (r.prefill_total - r.prompt_left) as f64;
-                prefill_context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
-                prefill_tokens += chunk;
-                prefill_held += chunk as f64;
-                left -= chunk;
-                r.prompt_left -= chunk;
-                if r.first_scheduled.is_none() {
-                    r.first_scheduled = Some(now);
-                }
-                if r.prompt_left == 0 {
-                    completed_prompts.push(id);
-                }
-                touched += 1;
-            }
-            while left > 0 && running < max_running && !preempted {
-                let Some(&id) = waiting.front() else { break };
-                let fits = if config.preempt {
-                    running == 0
-                        || (requests[id].cached + requests[id].prompt_left.min(left)) as f64
-                            <= free.max(0.0)
-                } else {
-                    room(reserved, running, &requests[id])
-                };
-                if !fits {
-                    kv_bound = true;
-                    break;
-                }
-                waiting.pop_front();
-                running += 1;
-                peak_running = peak_running.max(running);
-                reserved += requests[id].footprint;
-                prefilling.push_back(id);
-                admitted.push(id);
-                let r = &mut requests[id];
-                r.running = true;
-                prefill_held += r.cached as f64;
-                free -= r.cached as f64;
-                r.cached = 0;
-                let chunk = r.prompt_left.min(left);
-                free -= chunk as f64;
-                let start = (r.prefill_total - r.prompt_left) as f64;
-                prefill_context_sum += chunk as f64 * (start + chunk as f64 / 2.0);
-                prefill_tokens += chunk;
-                prefill_held += chunk as f64;
-                left -= chunk;
-                r.prompt_left -= chunk;
-                if r.first_scheduled.is_none() {
-                    r.first_scheduled = Some(now);
-                }
-                if r.prompt_left == 0 {
-                    completed_prompts.push(id);
-                }
-                touched += 1;
-            }
-            work += 1 + touched as u64;
-            if config.preempt && prefill_tokens == 0 && !decode_this_step && running > 1 {
-                // Nothing fits: the prompts in progress wait for cache that only a
-                // preemption frees.
-                force_preempt = true;
-                continue;
-            }
-            let shape = Shape {
-                decode: if decode_this_step {
-                    decoding as f64
-                } else {
-                    0.0
-                },
+            self.prompt_step(&StepPlan {
+                decode_this_step,
                 decode_context,
-                prefill: prefill_tokens as f64,
-                prefill_context: if prefill_tokens > 0 {
-                    prefill_context_sum / prefill_tokens as f64
-                } else {
-                    0.0
-                },
-            };
-            now += step(shape).max(1e-9);
-            if decode_this_step {
-                counter += 1;
-                produced += decoding as f64 * per_step;
-            }
-            produced += completed_prompts.len() as f64;
-            // Prompts done this step give their first token at its end (a preempted
-            // request, its next token). Chunks go out in order, so the finished prompts
-            // lead the queue.
-            while prefilling
-                .front()
-                .is_some_and(|&id| requests[id].prompt_left == 0)
-            {
-                prefilling.pop_front();
-            }
-            for id in completed_prompts {
-                let r = &mut requests[id];
-                prefill_held -= r.prefill_total as f64;
-                r.generated += 1;
-                if r.first_token.is_none() {
-                    r.first_token = Some(now);
-                    ttft.push(now - r.arrival);
-                    queue.push(r.first_scheduled.unwrap_or(now) - r.arrival);
-                }
-                let left = r.output.saturating_sub(r.generated);
-                if left == 0 {
-                    running -= 1;
-                    reserved -= r.footprint;
-                    r.running = false;
-                    let first = r.first_token.unwrap_or(now);
-                    tpot.push(if r.output > 1 {
-                        (now - first) / (r.output - 1) as f64
-                    } else {
-                        0.0
-                    });
-                    done.push(now);
-                    produced_at_done.push(produced);
-                    if closed && issued < total {
-                        future.push_back(now);
-                        issued += 1;
-                    }
-                } else {
-                    decoding += 1;
-                    r.start = counter;
-                    sum_base += r.prefill_total as f64 + 1.0;
-                    sum_start += counter as f64;
-                    let steps = (left as f64 / per_step).ceil().max(1.0) as u64;
-                    finishing.push(Reverse((counter + steps, id, r.epoch)));
-                }
-            }
+                growth,
+                held_now,
+                preempted,
+            })
         }
+    }
 
-        // Completions at this counter.
-        while let Some(&Reverse((finish, id, epoch))) = finishing.peek() {
-            if requests[id].epoch != epoch {
-                finishing.pop();
+    /// Preemption: when the next step's decode tokens do not fit, the newest running
+    /// request gives its cache back and waits to recompute (never the last one). Whether
+    /// any was preempted.
+    fn preempt_for_growth(&mut self) -> bool {
+        let growth = self.decoding as f64 * self.per_step;
+        let mut preempted = false;
+        while self.config.preempt
+            && self.running > 1
+            && (self.force_preempt
+                || self.decoding > 0 && self.held() + growth > self.kv_tokens as f64)
+        {
+            self.force_preempt = false;
+            let Some(id) = self.admitted.pop() else { break };
+            if !self.requests[id].running {
                 continue;
             }
-            if finish > counter {
+            self.preempt(id);
+            preempted = true;
+        }
+        preempted
+    }
+
+    /// Preempt running request `id`: its cache is freed and it waits at the head of the
+    /// queue to recompute.
+    fn preempt(&mut self, id: usize) {
+        let per_step = self.per_step;
+        let r = &mut self.requests[id];
+        if r.prompt_left == 0 {
+            // Decoding: its tokens so far stay produced; its entry in `finishing`
+            // goes stale.
+            let steps = self.counter - r.start;
+            r.generated =
+                (r.generated + (per_step * steps as f64) as u64).min(r.output.saturating_sub(1));
+            self.decoding -= 1;
+            self.sum_base -= r.prefill_total as f64 + 1.0;
+            self.sum_start -= r.start as f64;
+        } else {
+            self.prefill_held -= (r.prefill_total - r.prompt_left) as f64;
+            self.prefilling.retain(|&p| p != id);
+        }
+        r.epoch = r.epoch.wrapping_add(1);
+        if r.prompt_left == 0 {
+            // Its prompt and output so far stay in the prefix cache; the last token is
+            // computed again for its logits.
+            r.prefill_total = r.prompt + r.generated;
+            r.cached = r.prefill_total - 1;
+            r.prompt_left = 1;
+        } else {
+            r.cached = r.prefill_total - r.prompt_left;
+        }
+        r.running = false;
+        self.running -= 1;
+        self.waiting.push_front(id);
+        self.preemptions += 1;
+        self.work += 1;
+    }
+
+    /// Room for a waiting request's first chunk of at most `left` tokens, over `extra`
+    /// tokens this step adds (preemption), or for its footprint.
+    fn admits(&self, r: &Request, left: u64, extra: f64, held_now: f64) -> bool {
+        if self.config.preempt {
+            self.running == 0
+                || held_now
+                    + extra
+                    + self.held_cache((r.cached + r.prompt_left.min(left)) as f64, 1)
+                    <= self.kv_tokens as f64
+        } else {
+            self.room(r)
+        }
+    }
+
+    /// Drop stale entries (preempted requests) from the top of `finishing`.
+    fn drop_stale(&mut self) {
+        while let Some(&Reverse((_, id, epoch))) = self.finishing.peek() {
+            if self.requests[id].epoch == epoch {
                 break;
             }
-            finishing.pop();
-            let r = &mut requests[id];
-            r.running = false;
-            let first = r.first_token.unwrap_or(now);
-            tpot.push((now - first) / (r.output - 1) as f64);
-            done.push(now);
-            produced_at_done.push(produced);
-            running -= 1;
-            reserved -= r.footprint;
-            decoding -= 1;
-            sum_base -= r.prefill_total as f64 + 1.0;
-            sum_start -= r.start as f64;
-            work += 1;
-            if closed && issued < total {
-                // Pushed in time order: `now` only grows.
-                future.push_back(now);
-                issued += 1;
-            }
-        }
-        if decoding == 0 {
-            (sum_base, sum_start) = (0.0, 0.0);
-        }
-        if prefilling.is_empty() {
-            prefill_held = 0.0;
+            self.finishing.pop();
         }
     }
 
-    let completed = done.len() as u64;
-    let throughput = match config.arrivals {
-        // Steady state: the tokens produced between the end of the first wave's worth of
-        // requests and the end of the second, while every client has one in flight.
-        Arrivals::Closed { clients } => {
-            let clients = clients.clamp(1, MAX_REQUESTS) as usize;
-            match (done.get(clients - 1), done.get(2 * clients - 1)) {
-                (Some(&a), Some(&b)) if b > a => {
-                    (produced_at_done[2 * clients - 1] - produced_at_done[clients - 1]) / (b - a)
-                }
-                _ => {
-                    let last = done.iter().copied().fold(0.0, f64::max);
-                    if last > 0.0 { produced / last } else { 0.0 }
-                }
+    /// Only decodes: skip ahead to the next completion, or to the next arrival when it
+    /// could be admitted. False when nothing decodes.
+    fn decode_run(&mut self, growth: f64, held_now: f64, decode_context: f64) -> bool {
+        let Some(&Reverse((finish, _, _))) = self.finishing.peek() else {
+            return false;
+        };
+        let (decoding, per_step) = (self.decoding, self.per_step);
+        let mut k = finish.saturating_sub(self.counter).max(1);
+        if self.config.preempt && growth > 0.0 {
+            // Up to the step whose tokens would not fit.
+            let fit = ((self.kv_tokens as f64 - held_now) / growth)
+                .floor()
+                .max(1.0);
+            if fit < k as f64 {
+                k = fit as u64;
             }
         }
-        _ => {
-            let start = requests.first().map_or(0.0, |r| r.arrival);
-            let last = done.iter().copied().fold(0.0, f64::max);
-            if last > start {
-                produced / (last - start)
+        let shape = |k: u64| Shape {
+            decode: decoding as f64,
+            decode_context: decode_context + per_step * (k as f64 - 1.0) / 2.0,
+            prefill: 0.0,
+            prefill_context: 0.0,
+        };
+        if self.running < self.max_running
+            && let Some(&t) = self.future.front()
+        {
+            let per_step = (self.step)(shape(1)).max(1e-9);
+            let until = ((t - self.now) / per_step).ceil().max(1.0);
+            if until < k as f64 {
+                k = until as u64;
+            }
+        }
+        self.now += k as f64 * (self.step)(shape(k)).max(1e-9);
+        self.counter += k;
+        self.produced += (decoding * k) as f64 * per_step;
+        self.work += 1;
+        true
+    }
+
+    /// One step with prompt chunks: running prompts first, in order, then admissions.
+    fn prompt_step(&mut self, plan: &StepPlan) -> Next {
+        let decoding = self.decoding;
+        let decode_this_step = plan.decode_this_step;
+        let mut c = Chunks {
+            left: self.budget - if decode_this_step { decoding } else { 0 },
+            // With preemption, the cache this step's tokens may still take.
+            free: self.kv_tokens as f64
+                - plan.held_now
+                - if decode_this_step { plan.growth } else { 0.0 },
+            tokens: 0,
+            context_sum: 0.0,
+            completed: Vec::new(),
+            touched: 0,
+        };
+        self.chunk_running_prompts(&mut c);
+        self.admit_waiting(&mut c, plan.preempted);
+        self.work += 1 + c.touched as u64;
+        if self.config.preempt && c.tokens == 0 && !decode_this_step && self.running > 1 {
+            // Nothing fits: the prompts in progress wait for cache that only a
+            // preemption frees.
+            self.force_preempt = true;
+            return Next::Again;
+        }
+        let shape = Shape {
+            decode: if decode_this_step {
+                decoding as f64
             } else {
                 0.0
+            },
+            decode_context: plan.decode_context,
+            prefill: c.tokens as f64,
+            prefill_context: if c.tokens > 0 {
+                c.context_sum / c.tokens as f64
+            } else {
+                0.0
+            },
+        };
+        self.now += (self.step)(shape).max(1e-9);
+        if decode_this_step {
+            self.counter += 1;
+            self.produced += decoding as f64 * self.per_step;
+        }
+        self.produced += c.completed.len() as f64;
+        // Prompts done this step give their first token at its end (a preempted
+        // request, its next token). Chunks go out in order, so the finished prompts
+        // lead the queue.
+        while self
+            .prefilling
+            .front()
+            .is_some_and(|&id| self.requests[id].prompt_left == 0)
+        {
+            self.prefilling.pop_front();
+        }
+        self.finish_prompts(c.completed);
+        Next::Complete
+    }
+
+    /// The next chunks of the prompts in progress, in order, while the budget (and with
+    /// preemption the cache) lasts.
+    fn chunk_running_prompts(&mut self, c: &mut Chunks) {
+        for &id in self.prefilling.iter() {
+            if c.left == 0 {
+                break;
+            }
+            let r = &mut self.requests[id];
+            let mut chunk = r.prompt_left.min(c.left);
+            if self.config.preempt && self.running > 1 {
+                chunk = chunk.min(c.free.max(0.0) as u64);
+                if chunk == 0 {
+                    break;
+                }
+                c.free -= chunk as f64;
+            }
+            c.take(r, id, chunk, self.now);
+            self.prefill_held += chunk as f64;
+        }
+    }
+
+    /// Admit waiting requests while the budget, a running slot and the cache allow, each
+    /// with its first prompt chunk.
+    fn admit_waiting(&mut self, c: &mut Chunks, preempted: bool) {
+        while c.left > 0 && self.running < self.max_running && !preempted {
+            let Some(&id) = self.waiting.front() else {
+                break;
+            };
+            let fits = if self.config.preempt {
+                self.running == 0
+                    || (self.requests[id].cached + self.requests[id].prompt_left.min(c.left)) as f64
+                        <= c.free.max(0.0)
+            } else {
+                self.room(&self.requests[id])
+            };
+            if !fits {
+                self.kv_bound = true;
+                break;
+            }
+            self.waiting.pop_front();
+            self.running += 1;
+            self.peak_running = self.peak_running.max(self.running);
+            self.reserved += self.requests[id].footprint;
+            self.prefilling.push_back(id);
+            self.admitted.push(id);
+            let r = &mut self.requests[id];
+            r.running = true;
+            self.prefill_held += r.cached as f64;
+            c.free -= r.cached as f64;
+            r.cached = 0;
+            let chunk = r.prompt_left.min(c.left);
+            c.free -= chunk as f64;
+            c.take(r, id, chunk, self.now);
+            self.prefill_held += chunk as f64;
+        }
+    }
+
+    /// Requests whose prompt this step finished: their first (or next) token; each then
+    /// completes or starts decoding.
+    fn finish_prompts(&mut self, completed: Vec<usize>) {
+        let now = self.now;
+        for id in completed {
+            let r = &mut self.requests[id];
+            self.prefill_held -= r.prefill_total as f64;
+            r.generated += 1;
+            if r.first_token.is_none() {
+                r.first_token = Some(now);
+                self.ttft.push(now - r.arrival);
+                self.queue
+                    .push(r.first_scheduled.unwrap_or(now) - r.arrival);
+            }
+            let left = r.output.saturating_sub(r.generated);
+            if left == 0 {
+                self.running -= 1;
+                self.reserved -= r.footprint;
+                r.running = false;
+                let first = r.first_token.unwrap_or(now);
+                self.tpot.push(if r.output > 1 {
+                    (now - first) / (r.output - 1) as f64
+                } else {
+                    0.0
+                });
+                self.done.push(now);
+                self.produced_at_done.push(self.produced);
+                self.reissue();
+            } else {
+                self.decoding += 1;
+                r.start = self.counter;
+                self.sum_base += r.prefill_total as f64 + 1.0;
+                self.sum_start += self.counter as f64;
+                let steps = (left as f64 / self.per_step).ceil().max(1.0) as u64;
+                self.finishing
+                    .push(Reverse((self.counter + steps, id, r.epoch)));
             }
         }
-    };
-    let sorted = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v
-    };
-    let ttft = sorted(ttft);
-    let tpot = sorted(tpot);
-    Outcome {
-        throughput,
-        ttft_mean: mean(&ttft),
-        ttft_p50: percentile(&ttft, 0.5),
-        ttft_p99: percentile(&ttft, 0.99),
-        tpot_mean: mean(&tpot),
-        tpot_p50: percentile(&tpot, 0.5),
-        tpot_p99: percentile(&tpot, 0.99),
-        queue_mean: mean(&queue),
-        completed,
-        peak_running,
-        kv_bound,
-        preemptions,
-        truncated,
     }
+
+    /// Completions at this counter.
+    fn complete_decodes(&mut self) {
+        while let Some(&Reverse((finish, id, epoch))) = self.finishing.peek() {
+            if self.requests[id].epoch != epoch {
+                self.finishing.pop();
+                continue;
+            }
+            if finish > self.counter {
+                break;
+            }
+            self.finishing.pop();
+            let r = &mut self.requests[id];
+            r.running = false;
+            let first = r.first_token.unwrap_or(self.now);
+            self.tpot.push((self.now - first) / (r.output - 1) as f64);
+            self.done.push(self.now);
+            self.produced_at_done.push(self.produced);
+            self.running -= 1;
+            self.reserved -= r.footprint;
+            self.decoding -= 1;
+            self.sum_base -= r.prefill_total as f64 + 1.0;
+            self.sum_start -= r.start as f64;
+            self.work += 1;
+            self.reissue();
+        }
+    }
+
+    /// Output tokens per second, as [`Outcome::throughput`] defines it.
+    fn throughput(&self) -> f64 {
+        let done = &self.done;
+        match self.config.arrivals {
+            // Steady state: the tokens produced between the end of the first wave's worth of
+            // requests and the end of the second, while every client has one in flight.
+            Arrivals::Closed { clients } => {
+                let clients = clients.clamp(1, MAX_REQUESTS) as usize;
+                match (done.get(clients - 1), done.get(2 * clients - 1)) {
+                    (Some(&a), Some(&b)) if b > a => {
+                        (self.produced_at_done[2 * clients - 1]
+                            - self.produced_at_done[clients - 1])
+                            / (b - a)
+                    }
+                    _ => {
+                        let last = done.iter().copied().fold(0.0, f64::max);
+                        if last > 0.0 {
+                            self.produced / last
+                        } else {
+                            0.0
+                        }
+                    }
+                }
+            }
+            _ => {
+                let start = self.requests.first().map_or(0.0, |r| r.arrival);
+                let last = done.iter().copied().fold(0.0, f64::max);
+                if last > start {
+                    self.produced / (last - start)
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    /// What the run measured.
+    fn outcome(self) -> Outcome {
+        let throughput = self.throughput();
+        let sorted = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let ttft = sorted(self.ttft);
+        let tpot = sorted(self.tpot);
+        Outcome {
+            throughput,
+            ttft_mean: mean(&ttft),
+            ttft_p50: percentile(&ttft, 0.5),
+            ttft_p99: percentile(&ttft, 0.99),
+            tpot_mean: mean(&tpot),
+            tpot_p50: percentile(&tpot, 0.5),
+            tpot_p99: percentile(&tpot, 0.99),
+            queue_mean: mean(&self.queue),
+            completed: self.done.len() as u64,
+            peak_running: self.peak_running,
+            kv_bound: self.kv_bound,
+            preemptions: self.preemptions,
+            truncated: self.truncated,
+        }
+    }
+}
+
+/// What the loop does after a step.
+enum Next {
+    /// Handle the completions at the decode counter, then go on.
+    Complete,
+    /// Go straight to the next turn.
+    Again,
+    /// The run is over.
+    Stop,
+}
+
+/// What the planning of a step with prompts decided.
+struct StepPlan {
+    decode_this_step: bool,
+    decode_context: f64,
+    /// Decode tokens the step adds to the cache.
+    growth: f64,
+    /// With preemption, the cache the running requests hold.
+    held_now: f64,
+    /// Whether a request was preempted before the step (none is admitted then).
+    preempted: bool,
 }
 
 #[cfg(test)]

@@ -772,96 +772,9 @@ struct Step {
 /// burst); times to first token and per output token are the workload's distributions.
 /// Without an output length, or without a compute peak, the closed-form [`waves`] stand in.
 pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
-    let engine = serving.engine;
-    let count = inputs.count.max(1.0);
-    let eta = engine.bandwidth_efficiency * inputs.bandwidth;
-    let launches = if engine.cuda_graphs {
-        0.0
-    } else {
-        step_overhead_per_32_layers(Backend::Cuda) * inputs.layers.max(1.0) / 32.0
-    };
-    let overhead = engine.step_overhead + launches;
-    let expert_active = inputs.params * serving.expert_share * serving.expert_pick;
-    let dense_active = (inputs.active_params - expert_active).max(0.0);
-    let matmul_rate = inputs.peak.map(|peak| engine.compute_efficiency * peak);
-    let attention_rate = serving
-        .peak16
-        .or(inputs.peak)
-        .map(|peak| engine.compute_efficiency * peak);
-    let parallel = serving.parallel;
-    let moe = serving.expert_share > 0.0;
-    let all_reduce = |tokens: f64| {
-        tensor_parallel_time(
-            &parallel,
-            count,
-            tokens,
-            inputs.hidden,
-            inputs.layers,
-            inputs.link_bandwidth,
-            moe,
-        )
-    };
-    // Speculative decoding: each decoding sequence verifies its `k` drafts and the next
-    // token together, `k + 1` query tokens that read its KV once.
-    let verified = serving.drafter.map_or(1.0, |d| d.tokens + 1.0);
-    let attention = |queries: f64, context: f64| {
-        queries
-            * (serving.attention_global * context
-                + serving.attention_local * context.min(serving.window))
-    };
+    let model = StepModel::new(inputs, serving);
     let step = |all_decode: f64, all_prefill: f64, decode_context: f64, prefill_context: f64| {
-        // A pipeline runs the step's requests as micro-batches, one stage each at a time:
-        // a sequence advances when its micro-batch has passed every stage, which takes
-        // the whole model's time for that micro-batch (docs/calibration-serving.md).
-        let micro = micro_batches(&parallel, all_decode, all_prefill);
-        let (decode, prefill) = (all_decode / micro, all_prefill / micro);
-        let queries = decode * verified;
-        let tokens = queries + prefill;
-        let touched = 1.0 - (1.0 - serving.expert_pick).powf(tokens.max(1.0));
-        let dense = inputs.weights_bytes / count * (1.0 - serving.expert_share);
-        let experts = inputs.weights_bytes / count * serving.expert_share * touched;
-        let kv = decode
-            * (serving.kv_global * decode_context
-                + serving.kv_local * decode_context.min(serving.kv_window));
-        let weights_time = (dense + experts / engine.moe_bandwidth_efficiency) / eta;
-        let kv_time = kv / eta;
-        let matmul_time = matmul_rate
-            .map(|rate| {
-                2.0 * (dense_active + expert_active / engine.moe_efficiency) * tokens / count / rate
-            })
-            .unwrap_or(0.0);
-        let attention_time = attention_rate
-            .map(|rate| {
-                (attention(queries, decode_context) + attention(prefill, prefill_context))
-                    / count
-                    / rate
-            })
-            .unwrap_or(0.0);
-        let drafting = serving.drafter.map_or(0.0, |drafter| {
-            draft_time(&drafter, decode, decode_context, eta, matmul_rate, count)
-        });
-        let sends = pipeline_send_time(
-            &parallel,
-            count,
-            tokens,
-            inputs.hidden,
-            inputs.link_bandwidth,
-        );
-        Step {
-            time: weights_time.max(matmul_time)
-                + kv_time.max(attention_time)
-                + all_reduce(tokens)
-                + sends
-                + drafting
-                + overhead
-                + engine.sequence_overhead * all_decode,
-            compute_bound: matmul_time + attention_time > weights_time + kv_time,
-            bytes: (dense + experts + kv) / parallel.stages.max(1.0),
-            accepted: match serving.drafter {
-                Some(drafter) if all_decode > 0.0 => drafter.expected,
-                _ => 1.0,
-            },
-        }
+        model.step(all_decode, all_prefill, decode_context, prefill_context)
     };
     let seqs = inputs.seqs.max(1.0);
     let prompt = inputs.prompt;
@@ -873,7 +786,7 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         ..decode
     };
     // Prefill needs a compute peak: without one there is no prefill or first-token time.
-    let computable = matmul_rate.is_some();
+    let computable = model.matmul_rate.is_some();
     let single_prefill = step(0.0, prompt, 0.0, prompt / 2.0).time;
     let simulated = match serving.output {
         Some(output) if computable && output >= 1.0 => {
@@ -902,7 +815,187 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
     };
     let tpot = if tpot > 0.0 { tpot } else { decode.time };
     let tpot_p99 = if tpot_p99 > 0.0 { tpot_p99 } else { tpot };
-    let prefill = computable.then(|| prompt / single_prefill);
+    speed(&Figures {
+        decode,
+        single_prefill,
+        prefill: computable.then(|| prompt / single_prefill),
+        throughput,
+        ttft,
+        tpot,
+        ttft_p99,
+        tpot_p99,
+        simulated: simulated.as_ref(),
+    })
+}
+
+/// The step-time roofline of one engine on one deployment: what every step shares.
+struct StepModel<'a> {
+    inputs: &'a SpeedInputs,
+    serving: &'a Serving,
+    count: f64,
+    /// Bytes per second the engine reads.
+    eta: f64,
+    /// Per-step overhead, with the per-layer launches when there are no CUDA graphs.
+    overhead: f64,
+    /// Active parameters in the experts and in the dense part.
+    expert_active: f64,
+    dense_active: f64,
+    /// FLOP per second of the matmuls and of attention, when the GPU has a peak.
+    matmul_rate: Option<f64>,
+    attention_rate: Option<f64>,
+    moe: bool,
+    /// Query tokens a decoding sequence verifies per step.
+    verified: f64,
+}
+
+impl<'a> StepModel<'a> {
+    /// The roofline's rates and shares for `inputs` served as `serving` says.
+    fn new(inputs: &'a SpeedInputs, serving: &'a Serving) -> StepModel<'a> {
+        let engine = serving.engine;
+        let launches = if engine.cuda_graphs {
+            0.0
+        } else {
+            step_overhead_per_32_layers(Backend::Cuda) * inputs.layers.max(1.0) / 32.0
+        };
+        let expert_active = inputs.params * serving.expert_share * serving.expert_pick;
+        StepModel {
+            inputs,
+            serving,
+            count: inputs.count.max(1.0),
+            eta: engine.bandwidth_efficiency * inputs.bandwidth,
+            overhead: engine.step_overhead + launches,
+            expert_active,
+            dense_active: (inputs.active_params - expert_active).max(0.0),
+            matmul_rate: inputs.peak.map(|peak| engine.compute_efficiency * peak),
+            attention_rate: serving
+                .peak16
+                .or(inputs.peak)
+                .map(|peak| engine.compute_efficiency * peak),
+            moe: serving.expert_share > 0.0,
+            // Speculative decoding: each decoding sequence verifies its `k` drafts and the
+            // next token together, `k + 1` query tokens that read its KV once.
+            verified: serving.drafter.map_or(1.0, |d| d.tokens + 1.0),
+        }
+    }
+
+    /// Tensor-parallel communication of a step over `tokens` tokens.
+    fn all_reduce(&self, tokens: f64) -> f64 {
+        tensor_parallel_time(
+            &self.serving.parallel,
+            self.count,
+            tokens,
+            self.inputs.hidden,
+            self.inputs.layers,
+            self.inputs.link_bandwidth,
+            self.moe,
+        )
+    }
+
+    /// Attention FLOP of `queries` query tokens over `context` tokens of context.
+    fn attention(&self, queries: f64, context: f64) -> f64 {
+        let serving = self.serving;
+        queries
+            * (serving.attention_global * context
+                + serving.attention_local * context.min(serving.window))
+    }
+
+    /// One step decoding `all_decode` sequences at `decode_context` and prefilling
+    /// `all_prefill` prompt tokens at `prefill_context`.
+    fn step(
+        &self,
+        all_decode: f64,
+        all_prefill: f64,
+        decode_context: f64,
+        prefill_context: f64,
+    ) -> Step {
+        let (inputs, serving, engine) = (self.inputs, self.serving, &self.serving.engine);
+        let (parallel, count, eta) = (&serving.parallel, self.count, self.eta);
+        // A pipeline runs the step's requests as micro-batches, one stage each at a time:
+        // a sequence advances when its micro-batch has passed every stage, which takes
+        // the whole model's time for that micro-batch (docs/calibration-serving.md).
+        let micro = micro_batches(parallel, all_decode, all_prefill);
+        let (decode, prefill) = (all_decode / micro, all_prefill / micro);
+        let queries = decode * self.verified;
+        let tokens = queries + prefill;
+        let touched = 1.0 - (1.0 - serving.expert_pick).powf(tokens.max(1.0));
+        let dense = inputs.weights_bytes / count * (1.0 - serving.expert_share);
+        let experts = inputs.weights_bytes / count * serving.expert_share * touched;
+        let kv = decode
+            * (serving.kv_global * decode_context
+                + serving.kv_local * decode_context.min(serving.kv_window));
+        let weights_time = (dense + experts / engine.moe_bandwidth_efficiency) / eta;
+        let kv_time = kv / eta;
+        let matmul_time = self
+            .matmul_rate
+            .map(|rate| {
+                2.0 * (self.dense_active + self.expert_active / engine.moe_efficiency) * tokens
+                    / count
+                    / rate
+            })
+            .unwrap_or(0.0);
+        let attention_time = self
+            .attention_rate
+            .map(|rate| {
+                (self.attention(queries, decode_context) + self.attention(prefill, prefill_context))
+                    / count
+                    / rate
+            })
+            .unwrap_or(0.0);
+        let drafting = serving.drafter.map_or(0.0, |drafter| {
+            draft_time(
+                &drafter,
+                decode,
+                decode_context,
+                eta,
+                self.matmul_rate,
+                count,
+            )
+        });
+        let sends = pipeline_send_time(
+            parallel,
+            count,
+            tokens,
+            inputs.hidden,
+            inputs.link_bandwidth,
+        );
+        Step {
+            time: weights_time.max(matmul_time)
+                + kv_time.max(attention_time)
+                + self.all_reduce(tokens)
+                + sends
+                + drafting
+                + self.overhead
+                + engine.sequence_overhead * all_decode,
+            compute_bound: matmul_time + attention_time > weights_time + kv_time,
+            bytes: (dense + experts + kv) / parallel.stages.max(1.0),
+            accepted: match serving.drafter {
+                Some(drafter) if all_decode > 0.0 => drafter.expected,
+                _ => 1.0,
+            },
+        }
+    }
+}
+
+/// The figures [`serve`] reports from: the decode step, the prefill, and the simulated or
+/// closed-form latencies.
+struct Figures<'a> {
+    /// A decode step of `seqs` sequences, its time per output token.
+    decode: Step,
+    /// Time of one prompt's prefill alone, and the prefill rate (with a compute peak).
+    single_prefill: f64,
+    prefill: Option<f64>,
+    throughput: f64,
+    ttft: Option<f64>,
+    tpot: f64,
+    ttft_p99: Option<f64>,
+    tpot_p99: f64,
+    simulated: Option<&'a Simulated>,
+}
+
+/// The [`Speed`] of these figures, with their ranges.
+fn speed(f: &Figures) -> Speed {
+    let (ttft, tpot, prefill, throughput) = (f.ttft, f.tpot, f.prefill, f.throughput);
+    let (single_prefill, simulated) = (f.single_prefill, f.simulated);
     let decode_tps = 1.0 / tpot;
     Speed {
         decode_tps,
@@ -928,24 +1021,23 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         tpot_s: tpot,
         tpot_s_low: tpot / TPOT_RANGE.1,
         tpot_s_high: tpot / TPOT_RANGE.0,
-        ttft_p99_s: ttft_p99,
-        tpot_p99_s: Some(tpot_p99),
-        ttft_p50_s: simulated.as_ref().map(|s| s.latency.ttft_p50),
+        ttft_p99_s: f.ttft_p99,
+        tpot_p99_s: Some(f.tpot_p99),
+        ttft_p50_s: simulated.map(|s| s.latency.ttft_p50),
         tpot_p50_s: simulated
-            .as_ref()
             .map(|s| s.latency.tpot_p50)
             .filter(|t| *t > 0.0)
-            .or(simulated.as_ref().map(|_| tpot)),
-        queue_s: simulated.as_ref().map(|s| s.latency.queue_mean),
-        running_peak: simulated.as_ref().map(|s| s.capacity.peak_running as f64),
-        kv_bound: simulated.as_ref().is_some_and(|s| s.capacity.kv_bound),
-        preemptions: simulated.as_ref().map(|s| s.capacity.preemptions as f64),
-        bound: if decode.compute_bound {
+            .or(simulated.map(|_| tpot)),
+        queue_s: simulated.map(|s| s.latency.queue_mean),
+        running_peak: simulated.map(|s| s.capacity.peak_running as f64),
+        kv_bound: simulated.is_some_and(|s| s.capacity.kv_bound),
+        preemptions: simulated.map(|s| s.capacity.preemptions as f64),
+        bound: if f.decode.compute_bound {
             Bound::Compute
         } else {
             Bound::Bandwidth
         },
-        step_bytes: decode.bytes,
+        step_bytes: f.decode.bytes,
     }
 }
 

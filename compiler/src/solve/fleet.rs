@@ -412,6 +412,75 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
         key,
         decl,
     } = cx;
+    let classes = checked_classes(cx, resolved)?;
+    refuse_unsearched(cx)?;
+    let space = Space::of(cx, resolved)?;
+
+    let settings = crate::candidate::pricing_settings(resolved);
+    let all_offers = crate::candidate::all_offers(db, scope);
+    let offers = crate::candidate::offers_for(&all_offers, &settings);
+    let owned = crate::eval::deployment::owned_settings(&resolved.owned);
+    let prober = Prober {
+        cx,
+        resolved,
+        context: space.context,
+        evaluations: Default::default(),
+    };
+    // First what can be bought, per GPU and count (cheap), then the probes of those.
+    let priced = priced_units(cx, &space.gpus, &space.counts, &offers, &settings, &owned);
+    // Each probe is one evaluation: their number is bounded like the solver's candidates.
+    let probes = priced
+        .len()
+        .saturating_mul(classes.len())
+        .saturating_mul(space.seqs.len());
+    if probes > MAX_PROBES {
+        let gpu_span = decl.field("gpu").map_or(decl.name.span, |f| f.value.span);
+        return Err(Box::new(
+            Diag::error(
+                Code::SolveTooManyCandidates,
+                format!(
+                    "a mixed fleet of {} priced GPU × count pairs, {} classes and {} `seqs` each needs {probes} probes; the limit is {}",
+                    priced.len(),
+                    classes.len(),
+                    space.seqs.len(),
+                    MAX_PROBES
+                ),
+                Loc::Decl(key, gpu_span),
+            )
+            .label("too many probes")
+            .help("narrow `gpu` to the types worth mixing (`gpu = one_of [...]`), pin `count` or `seqs`, or merge request classes"),
+        ));
+    }
+    let priced_any = !priced.is_empty();
+    let (options, nearest) = probe_units(&prober, priced, &classes, &space.seqs);
+    if !priced_any {
+        let gpu_span = decl.field("gpu").map_or(decl.name.span, |f| f.value.span);
+        return Err(Box::new(
+            Diag::error(
+                Code::FleetInfeasible,
+                format!(
+                    "no candidate GPU has a price under `pricing = {}`",
+                    settings.mode.keyword()
+                ),
+                Loc::Decl(key, gpu_span),
+            )
+            .label("nothing to buy")
+            .help(match settings.mode {
+                PricingMode::Cloud => crate::rules::NO_OFFER_HELP.to_string(),
+                PricingMode::Owned => "list GPUs with a purchase price and board power (`msrp`, `tdp` in stdlib/gpus.deploy, or your own `gpu NAME extends ... { msrp = $...; tdp = ... W }`), or write `pricing = cloud`".to_string(),
+            }),
+        ));
+    }
+    refuse_unserved(&prober, &classes, &options, &nearest, &offers)?;
+    solve_fleet(cx, &settings, &classes, options)
+}
+
+/// The deployment's request classes, each marked shared when another has its workload,
+/// with their requires checked for names, units and types.
+fn checked_classes<'a, 'db>(
+    cx: Cx<'a, 'db>,
+    resolved: &Resolved,
+) -> Result<Vec<Class<'a>>, Box<Diag<'db>>> {
     let mut classes = classes(cx, resolved)?;
     let shapes: Vec<Vec<(String, String)>> = classes.iter().map(|c| shape(&c.workload)).collect();
     for (k, class) in classes.iter_mut().enumerate() {
@@ -424,8 +493,8 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
     // deployment's (`rules::statically_sound`): a misspelt figure fails every probe the
     // same way.
     let mut checker = crate::eval::Checker {
-        scope,
-        anchor: key,
+        scope: cx.scope,
+        anchor: cx.key,
         diags: Vec::new(),
     };
     for class in &classes {
@@ -439,8 +508,13 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
     if let Some(first) = checker.diags.into_iter().next() {
         return Err(Box::new(first));
     }
-    // Only `gpu` and `count` are searched; `replicas` is the fleet's answer.
-    for field in decl.fields() {
+    Ok(classes)
+}
+
+/// Only `gpu` and `count` are searched; `replicas` is the fleet's answer: an error on the
+/// first other hole, or on a written `replicas`.
+fn refuse_unsearched<'db>(cx: Cx<'_, 'db>) -> Result<(), Box<Diag<'db>>> {
+    for field in cx.decl.fields() {
         let name = field.name.name.as_str();
         let open = matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_));
         if name == "replicas" || (open && !matches!(name, "gpu" | "count")) {
@@ -454,132 +528,516 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                 Diag::error(
                     Code::SolveUnsupported,
                     format!("`fleet = mixed` does not search `{name}`"),
-                    Loc::Decl(key, field.value.span),
+                    Loc::Decl(cx.key, field.value.span),
                 )
                 .label("not searched by a mixed fleet")
                 .help(help),
             ));
         }
     }
-    let values_of = |name: &str| -> Result<Option<Vec<Value>>, Box<Diag<'db>>> {
-        match decl.field(name) {
-            Some(field) if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) => {
-                super::holes::hole_values(cx, resolved, field).map(Some)
+    Ok(())
+}
+
+/// What the fleet searches: the candidate GPUs and counts, the `seqs` each probe tries,
+/// and the context the probes are checked against.
+struct Space {
+    gpus: Vec<String>,
+    counts: Vec<u64>,
+    seqs: Vec<u64>,
+    context: f64,
+}
+
+impl Space {
+    /// The `gpu` and `count` holes' values (or written values; every count dividing the
+    /// model's heads when `count` is not written), the `seqs` up to a written one, and the
+    /// context.
+    fn of<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Space, Box<Diag<'db>>> {
+        let Cx {
+            db, scope, decl, ..
+        } = cx;
+        let values_of = |name: &str| -> Result<Option<Vec<Value>>, Box<Diag<'db>>> {
+            match decl.field(name) {
+                Some(field) if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) => {
+                    super::holes::hole_values(cx, resolved, field).map(Some)
+                }
+                _ => Ok(resolved.fields.get(name).map(|v| vec![v.clone()])),
             }
-            _ => Ok(resolved.fields.get(name).map(|v| vec![v.clone()])),
-        }
-    };
-    let gpus: Vec<String> = values_of("gpu")?
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|v| match v {
-            Value::Ref(_, name) => Some(name),
-            _ => None,
-        })
-        .collect();
-    let heads = match resolved.fields.get("model") {
-        Some(Value::Ref(_, model)) => scope
-            .lookup(DeclKind::Model, model)
-            .and_then(|k| crate::eval::entry_of(db, k).as_model().heads),
-        _ => None,
-    };
-    let counts: Vec<u64> = match values_of("count")? {
-        Some(values) => values
-            .iter()
-            .filter_map(|v| v.quantity().map(|q| q.value() as u64))
-            .filter(|c| *c >= 1)
-            .collect(),
-        None => super::holes::COUNTS
-            .iter()
-            .map(|c| *c as u64)
-            .filter(|c| heads.is_none_or(|h| (h as u64).is_multiple_of(*c)))
-            .collect(),
-    };
-    let max_seqs = resolved
-        .fields
-        .get("seqs")
-        .and_then(Value::quantity)
-        .map(|q| q.value() as u64);
-    let seqs_list: Vec<u64> = {
-        let mut list: Vec<u64> = SEQS
-            .iter()
-            .copied()
-            .filter(|s| max_seqs.is_none_or(|m| *s <= m))
+        };
+        let gpus: Vec<String> = values_of("gpu")?
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Ref(_, name) => Some(name),
+                _ => None,
+            })
             .collect();
-        if let Some(m) = max_seqs
-            && !list.contains(&m)
-        {
-            list.push(m);
-        }
-        list
-    };
-    let context = match resolved.fields.get("context") {
-        Some(v) => v.quantity().map(|q| q.value()),
-        None => match resolved.fields.get("model") {
+        let heads = match resolved.fields.get("model") {
             Some(Value::Ref(_, model)) => scope
                 .lookup(DeclKind::Model, model)
-                .and_then(|k| crate::eval::entry_of(db, k).as_model().max_context),
+                .and_then(|k| crate::eval::entry_of(db, k).as_model().heads),
             _ => None,
-        },
+        };
+        let counts: Vec<u64> = match values_of("count")? {
+            Some(values) => values
+                .iter()
+                .filter_map(|v| v.quantity().map(|q| q.value() as u64))
+                .filter(|c| *c >= 1)
+                .collect(),
+            None => super::holes::COUNTS
+                .iter()
+                .map(|c| *c as u64)
+                .filter(|c| heads.is_none_or(|h| (h as u64).is_multiple_of(*c)))
+                .collect(),
+        };
+        let max_seqs = resolved
+            .fields
+            .get("seqs")
+            .and_then(Value::quantity)
+            .map(|q| q.value() as u64);
+        let seqs: Vec<u64> = {
+            let mut list: Vec<u64> = SEQS
+                .iter()
+                .copied()
+                .filter(|s| max_seqs.is_none_or(|m| *s <= m))
+                .collect();
+            if let Some(m) = max_seqs
+                && !list.contains(&m)
+            {
+                list.push(m);
+            }
+            list
+        };
+        let context = match resolved.fields.get("context") {
+            Some(v) => v.quantity().map(|q| q.value()),
+            None => match resolved.fields.get("model") {
+                Some(Value::Ref(_, model)) => scope
+                    .lookup(DeclKind::Model, model)
+                    .and_then(|k| crate::eval::entry_of(db, k).as_model().max_context),
+                _ => None,
+            },
+        }
+        .unwrap_or(4096.0);
+        Ok(Space {
+            gpus,
+            counts,
+            seqs,
+            context,
+        })
     }
-    .unwrap_or(4096.0);
+}
 
-    let settings = crate::candidate::pricing_settings(resolved);
-    let all_offers = crate::candidate::all_offers(db, scope);
-    let offers = crate::candidate::offers_for(&all_offers, &settings);
-    let owned = crate::eval::deployment::owned_settings(&resolved.owned);
-    let entry_of = |name: &str| -> Option<&'db Entry<'db>> {
-        scope
-            .lookup(DeclKind::Gpu, name)
-            .map(|k| crate::eval::entry_of(db, k))
+/// The GPU `name` in scope.
+fn gpu_entry<'db>(cx: Cx<'_, 'db>, name: &str) -> Option<&'db Entry<'db>> {
+    cx.scope
+        .lookup(DeclKind::Gpu, name)
+        .map(|k| crate::eval::entry_of(cx.db, k))
+}
+
+/// Offers with their entries.
+type Offers<'db> = Vec<(&'db str, &'db Entry<'db>)>;
+
+/// A GPU and count that can be bought: its offers and the units on sale.
+type Priced<'a, 'db> = (&'a String, Offers<'db>, u64, Vec<UnitOption>);
+
+/// The units on sale for each GPU of `gpus` and count of `counts`, those pairs that have
+/// any.
+fn priced_units<'a, 'db>(
+    cx: Cx<'_, 'db>,
+    gpus: &'a [String],
+    counts: &[u64],
+    offers: &[(&'db str, &'db Entry<'db>)],
+    settings: &crate::candidate::PricingSettings,
+    owned: &crate::eval::estimate::Owned,
+) -> Vec<Priced<'a, 'db>> {
+    let mut priced: Vec<Priced<'a, 'db>> = Vec::new();
+    for gpu in gpus {
+        let Some(gpu_entry) = gpu_entry(cx, gpu) else {
+            continue;
+        };
+        let gpu_offers: Offers<'db> = offers
+            .iter()
+            .copied()
+            .filter(|(_, offer)| crate::eval::estimate::offer_gpu_matches(offer, gpu_entry, gpu))
+            .collect();
+        for &count in counts {
+            let units = units_for(gpu, gpu_entry, &gpu_offers, count, settings, owned);
+            if !units.is_empty() {
+                priced.push((gpu, gpu_offers.clone(), count, units));
+            }
+        }
+    }
+    priced
+}
+
+/// What one can buy of `count` × `gpu`: replicas (owned) or whole instances of an offer
+/// (cloud), their capacities still empty.
+fn units_for(
+    gpu: &str,
+    gpu_entry: &Entry<'_>,
+    gpu_offers: &[(&str, &Entry<'_>)],
+    count: u64,
+    settings: &crate::candidate::PricingSettings,
+    owned: &crate::eval::estimate::Owned,
+) -> Vec<UnitOption> {
+    // What one can buy: replicas (owned) or whole instances of an offer (cloud).
+    let mut units: Vec<UnitOption> = Vec::new();
+    let blank = |price: f64, replicas: u64| UnitOption {
+        gpu: gpu.to_string(),
+        count,
+        offer: None,
+        provider: None,
+        instance: None,
+        gpus_per_instance: None,
+        replicas_per_unit: replicas,
+        instances_per_unit: None,
+        price_per_hour: price,
+        capacity: BTreeMap::new(),
+        seqs: BTreeMap::new(),
     };
+    match settings.mode {
+        PricingMode::Owned => {
+            if let Ok(price) = crate::eval::estimate::owned_gpu_price(gpu_entry, gpu, owned) {
+                units.push(blank(crate::units::per_hour(price) * count as f64, 1));
+            }
+        }
+        PricingMode::Cloud => {
+            // A tensor-parallel group stays in one instance wherever an offer
+            // holds it (docs/cost.md), as the rental of one deployment does.
+            let (rentable, _) = crate::eval::estimate::rentable_offers(
+                gpu_offers.iter().copied(),
+                settings.spot,
+                count,
+            );
+            for (name, offer, rate, per) in rentable {
+                let (replicas, instances) = if count <= per {
+                    (per / count, 1)
+                } else {
+                    (1, count.div_ceil(per))
+                };
+                let mut unit = blank(crate::units::per_hour(rate) * instances as f64, replicas);
+                unit.offer = Some(name.to_string());
+                unit.provider = offer
+                    .as_offer()
+                    .provider
+                    .map(|s| s.name())
+                    .map(str::to_string);
+                unit.instance = offer.as_offer().instance.as_deref().map(str::to_string);
+                unit.gpus_per_instance = Some(per);
+                unit.instances_per_unit = Some(instances);
+                units.push(unit);
+            }
+        }
+    }
+    units
+}
 
-    // Each probe's evaluation (figures, first error), by GPU, count, seqs and workload.
-    type Evaluation = std::rc::Rc<(crate::eval::figures::Figures, Option<String>)>;
-    type EvaluationKey = (String, u64, u64, Vec<(String, String)>);
-    let evaluations: std::cell::RefCell<BTreeMap<EvaluationKey, Evaluation>> = Default::default();
-    // One probe: the deployment with this GPU, count and seqs, one replica, the class's
-    // prompt and output (no rate: the fleet sizes the replicas).
-    let probe = |gpu: &str,
-                 gpu_offers: &[(&'db str, &'db Entry<'db>)],
-                 count: u64,
-                 seqs: u64,
-                 class: &Class<'_>,
-                 explain: bool|
-     -> Probe {
+/// Per class: the nearest miss (how far, gpu, count, seqs).
+type Nearest = Vec<Option<(f64, String, u64, u64)>>;
+
+/// Probe every priced GPU and count on every class at each of `seqs_list`: the units
+/// that serve some class, with each class's capacity and best `seqs`, and per class the
+/// nearest miss.
+fn probe_units(
+    prober: &Prober<'_, '_, '_>,
+    priced: Vec<Priced<'_, '_>>,
+    classes: &[Class<'_>],
+    seqs_list: &[u64],
+) -> (Vec<UnitOption>, Nearest) {
+    let mut options: Vec<UnitOption> = Vec::new();
+    // Per class: the nearest miss (how far, gpu, offers, count, seqs).
+    let mut nearest: Nearest = vec![None; classes.len()];
+    for (gpu, gpu_offers, count, units) in priced {
+        let mut capacity = BTreeMap::new();
+        let mut best_seqs = BTreeMap::new();
+        for (k, class) in classes.iter().enumerate() {
+            let mut best: Option<(f64, u64)> = None;
+            for &seqs in seqs_list {
+                let at = At {
+                    gpu,
+                    offers: &gpu_offers,
+                    count,
+                    seqs,
+                };
+                let result = prober.probe(&at, class, false);
+                match result.capacity {
+                    Some(cap) => {
+                        if best.is_none_or(|(b, _)| cap > b) {
+                            best = Some((cap, seqs));
+                        }
+                    }
+                    None => {
+                        // The nearest miss: the smallest shortfall, the first found
+                        // of equal ones.
+                        if nearest[k].as_ref().is_none_or(|(m, ..)| result.miss < *m) {
+                            nearest[k] = Some((result.miss, gpu.clone(), count, seqs));
+                        }
+                    }
+                }
+                // More sequences never need less memory: stop at the first that does
+                // not fit.
+                if !result.fits {
+                    break;
+                }
+            }
+            if let Some((cap, seqs)) = best {
+                capacity.insert(class.info.name.clone(), cap);
+                best_seqs.insert(class.info.name.clone(), seqs);
+            }
+        }
+        if capacity.is_empty() {
+            continue;
+        }
+        for mut unit in units {
+            unit.capacity = capacity.clone();
+            unit.seqs = best_seqs.clone();
+            options.push(unit);
+        }
+    }
+    (options, nearest)
+}
+
+/// A class no unit serves: say which, with the nearest miss.
+fn refuse_unserved<'db>(
+    prober: &Prober<'_, '_, 'db>,
+    classes: &[Class<'_>],
+    options: &[UnitOption],
+    nearest: &Nearest,
+    offers: &[(&'db str, &'db Entry<'db>)],
+) -> Result<(), Box<Diag<'db>>> {
+    for (k, class) in classes.iter().enumerate() {
+        if options
+            .iter()
+            .any(|o| o.capacity.contains_key(&class.info.name))
+        {
+            continue;
+        }
+        let detail = match &nearest[k] {
+            Some((_, gpu, count, seqs)) => {
+                let gpu_offers: Offers<'db> = match gpu_entry(prober.cx, gpu) {
+                    Some(entry) => offers
+                        .iter()
+                        .copied()
+                        .filter(|(_, o)| crate::eval::estimate::offer_gpu_matches(o, entry, gpu))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let at = At {
+                    gpu,
+                    offers: &gpu_offers,
+                    count: *count,
+                    seqs: *seqs,
+                };
+                let why = prober
+                    .probe(&at, class, true)
+                    .why
+                    .unwrap_or_else(|| "a require fails".to_string());
+                format!("the nearest miss is {gpu} (count {count}, seqs {seqs}): {why}")
+            }
+            None => "no candidate GPU fits the model".to_string(),
+        };
+        return Err(Box::new(
+            Diag::error(
+                Code::FleetInfeasible,
+                format!(
+                    "no candidate GPU serves request class `{}` within its requires; {detail}",
+                    class.info.name
+                ),
+                Loc::Decl(prober.cx.key, class.span),
+            )
+            .label(format!("class `{}` cannot be served", class.info.name))
+            .help("relax the class's `require`s, shorten its prompt or output, or widen `gpu` (`gpu = ?` tries the catalog)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Solve the integer program over `options` and describe the fleet it buys, beside the
+/// best single type.
+fn solve_fleet<'db>(
+    cx: Cx<'_, 'db>,
+    settings: &crate::candidate::PricingSettings,
+    classes: &[Class<'_>],
+    options: Vec<UnitOption>,
+) -> Result<Fleet, Box<Diag<'db>>> {
+    let problem = milp::Problem {
+        prices: options.iter().map(|o| o.price_per_hour).collect(),
+        caps: options
+            .iter()
+            .map(|o| {
+                classes
+                    .iter()
+                    .map(|c| {
+                        o.capacity.get(&c.info.name).copied().unwrap_or(0.0)
+                            * o.replicas_per_unit as f64
+                    })
+                    .collect()
+            })
+            .collect(),
+        rates: classes.iter().map(|c| c.info.rate).collect(),
+    };
+    // Branch-and-bound checks between nodes for a newer revision, as the probes do.
+    let outcome = milp::solve_with(&problem, &|| cx.db.unwind_if_revision_cancelled());
+    let Some(best) = outcome.plan else {
+        return Err(Box::new(
+            Diag::error(
+                Code::FleetInfeasible,
+                "no fleet of the candidate GPUs serves every request class",
+                Loc::Decl(cx.key, fleet_span(cx)),
+            )
+            .label("no fleet")
+            .help("relax the classes' `require`s or widen `gpu`"),
+        ));
+    };
+    let fleet = members(&options, classes, &best);
+    let tokens_per_second: f64 = classes.iter().map(|c| c.info.rate * c.info.output).sum();
+    let per_mtok = |cost: f64| cost / crate::units::SECONDS_PER_HOUR / tokens_per_second * 1e6;
+    let single_type = (0..options.len())
+        .filter_map(|u| milp::single_type(&problem, u).map(|n| (u, n)))
+        .map(|(u, n)| (u, n, n as f64 * options[u].price_per_hour))
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(u, n, cost)| SingleType {
+            gpu: options[u].gpu.clone(),
+            count: options[u].count,
+            replicas: n * options[u].replicas_per_unit,
+            offer: options[u].offer.clone(),
+            instances: options[u].instances_per_unit.map(|i| i * n),
+            cost_per_hour: cost,
+        });
+    let savings_percent = single_type
+        .as_ref()
+        .map(|s| (s.cost_per_hour - best.cost) / s.cost_per_hour * 100.0);
+    Ok(Fleet {
+        pricing: settings.mode.keyword().to_string(),
+        fleet,
+        cost_per_hour: best.cost,
+        cost_per_mtok: per_mtok(best.cost),
+        single_type,
+        savings_percent,
+        classes: classes.iter().map(|c| c.info.clone()).collect(),
+        options,
+        optimal: outcome.optimal,
+        nodes: outcome.nodes,
+    })
+}
+
+/// The fleet's members: the units `best` buys of each option, with the classes each
+/// serves.
+fn members(options: &[UnitOption], classes: &[Class<'_>], best: &milp::Plan) -> Vec<Member> {
+    let mut fleet = Vec::new();
+    for (u, &units) in best.units.iter().enumerate() {
+        if units == 0 {
+            continue;
+        }
+        let o = &options[u];
+        fleet.push(Member {
+            gpu: o.gpu.clone(),
+            count: o.count,
+            replicas: units * o.replicas_per_unit,
+            offer: o.offer.clone(),
+            provider: o.provider.clone(),
+            instance: o.instance.clone(),
+            instances: o.instances_per_unit.map(|i| i * units),
+            cost_per_hour: units as f64 * o.price_per_hour,
+            classes: classes
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| best.served[u][*k] > 1e-12)
+                .map(|(k, c)| Served {
+                    class: c.info.name.clone(),
+                    rate: best.served[u][k],
+                    share: best.served[u][k] / c.info.rate,
+                    seqs: o.seqs.get(&c.info.name).copied().unwrap_or(1),
+                })
+                .collect(),
+        });
+    }
+    fleet
+}
+
+/// Where a probe runs: the GPU with its offers, the count and the `seqs`.
+struct At<'o, 'db> {
+    gpu: &'o str,
+    offers: &'o [(&'db str, &'db Entry<'db>)],
+    count: u64,
+    seqs: u64,
+}
+
+/// Each probe's evaluation (figures, first error).
+type Evaluation = std::rc::Rc<(crate::eval::figures::Figures, Option<String>)>;
+/// A probe's evaluation is keyed by GPU, count, seqs and workload.
+type EvaluationKey = (String, u64, u64, Vec<(String, String)>);
+
+/// The probes of one fleet plan, with the evaluations the classes that share a workload
+/// share.
+struct Prober<'a, 'r, 'db> {
+    cx: Cx<'a, 'db>,
+    resolved: &'r Resolved,
+    context: f64,
+    evaluations: std::cell::RefCell<BTreeMap<EvaluationKey, Evaluation>>,
+}
+
+impl<'db> Prober<'_, '_, 'db> {
+    /// One probe: the deployment with this GPU, count and seqs, one replica, the class's
+    /// prompt and output (no rate: the fleet sizes the replicas).
+    fn probe(&self, at: &At<'_, 'db>, class: &Class<'_>, explain: bool) -> Probe {
+        let resolved = self.resolved;
         let mut fields = resolved.fields.clone();
-        fields.insert("gpu".into(), Value::Ref(DeclKind::Gpu, gpu.to_string()));
-        fields.insert("count".into(), int(count));
-        fields.insert("seqs".into(), int(seqs));
+        fields.insert("gpu".into(), Value::Ref(DeclKind::Gpu, at.gpu.to_string()));
+        fields.insert("count".into(), int(at.count));
+        fields.insert("seqs".into(), int(at.seqs));
         fields.insert("replicas".into(), int(1));
         fields.remove("fleet");
         let mut workload = class.workload.clone();
         workload.remove("rate");
+        let evaluation = self.evaluation(at, class, explain, &fields, &workload);
+        let (figures, error) = &*evaluation;
+        fields.insert("context".into(), q(self.context, Dim::TOKENS));
+        let env = DeploymentEnv {
+            db: self.cx.db,
+            scope: self.cx.scope,
+            figures,
+            fields,
+            workload,
+            messages: explain,
+        };
+        self.verdict(&env, error.as_ref(), class, at.seqs, explain)
+    }
+
+    /// The probe's evaluation (figures, first error), from the cache when its class
+    /// shares the workload.
+    fn evaluation(
+        &self,
+        at: &At<'_, 'db>,
+        class: &Class<'_>,
+        explain: bool,
+        fields: &BTreeMap<String, Value>,
+        workload: &BTreeMap<String, Value>,
+    ) -> Evaluation {
         // The evaluation depends on the GPU, count, seqs and the class's workload without
         // its rate, not on the class's requires or name: classes that share a workload
         // share it (the feasibility pass only; an explained probe renders its messages).
-        let cache_key =
-            (!explain && class.shared).then(|| (gpu.to_string(), count, seqs, shape(&workload)));
+        let cache_key = (!explain && class.shared)
+            .then(|| (at.gpu.to_string(), at.count, at.seqs, shape(workload)));
         let cached = cache_key
             .as_ref()
-            .and_then(|key| evaluations.borrow().get(key).cloned());
-        let evaluation = match cached {
+            .and_then(|key| self.evaluations.borrow().get(key).cloned());
+        match cached {
             Some(evaluation) => evaluation,
             None => {
                 // A language-server request waiting on a newer revision: stop here.
-                db.unwind_if_revision_cancelled();
+                self.cx.db.unwind_if_revision_cancelled();
                 let mut scratch = Vec::new();
                 let mode = if explain { Mode::Search } else { Mode::Probe };
                 let evaluated = run_with_offers(
-                    cx,
+                    self.cx,
                     Resolved {
                         fields: fields.clone(),
                         workload: workload.clone(),
-                        owned: resolved.owned.clone(),
-                        speculative: resolved.speculative.clone(),
+                        owned: self.resolved.owned.clone(),
+                        speculative: self.resolved.speculative.clone(),
                     },
                     mode,
-                    gpu_offers,
+                    at.offers,
                     &mut scratch,
                 );
                 let error = scratch
@@ -588,21 +1046,27 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                     .map(|d| format!("{} [{}]", d.message, d.code));
                 let evaluation = std::rc::Rc::new((evaluated.figures, error));
                 if let Some(key) = cache_key {
-                    evaluations.borrow_mut().insert(key, evaluation.clone());
+                    self.evaluations
+                        .borrow_mut()
+                        .insert(key, evaluation.clone());
                 }
                 evaluation
             }
-        };
-        let (figures, error) = &*evaluation;
-        fields.insert("context".into(), q(context, Dim::TOKENS));
-        let env = DeploymentEnv {
-            db,
-            scope,
-            figures,
-            fields,
-            workload,
-            messages: explain,
-        };
+        }
+    }
+
+    /// Judge a probe's figures in `env`: the capacity at `seqs` when the context holds
+    /// the class, the deployment's and the class's requires hold, nothing errs and it
+    /// fits; else how far it misses and why.
+    fn verdict(
+        &self,
+        env: &DeploymentEnv<'_, '_>,
+        error: Option<&String>,
+        class: &Class<'_>,
+        seqs: u64,
+        explain: bool,
+    ) -> Probe {
+        let (figures, context) = (env.figures, self.context);
         // The deployment's own requires, measured for the nearest miss.
         let mut miss: f64 = 1.0;
         let mut why = None;
@@ -616,9 +1080,9 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
                 context
             ));
         }
-        for entry in &decl.body.entries {
+        for entry in &self.cx.decl.body.entries {
             if let AstEntry::Require(require) = entry
-                && let Some(short) = shortfall(&env, require)
+                && let Some(short) = shortfall(env, require)
             {
                 miss = miss.max(short);
             }
@@ -631,11 +1095,11 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
             }
         }
         for require in &class.requires {
-            if let Some(short) = shortfall(&env, require) {
+            if let Some(short) = shortfall(env, require) {
                 failed = true;
                 miss = miss.max(short);
                 if why.is_none() && explain {
-                    let figures = crate::rules::figures(&env, &require.cond);
+                    let figures = crate::rules::figures(env, &require.cond);
                     why = Some(format!(
                         "`require {}` of class `{}` does not hold{figures}",
                         crate::fmt::expression(&require.cond),
@@ -671,293 +1135,7 @@ pub(crate) fn plan<'db>(cx: Cx<'_, 'db>, resolved: &Resolved) -> Result<Fleet, B
             },
             why,
         }
-    };
-
-    let mut options: Vec<UnitOption> = Vec::new();
-    // Per class: the nearest miss (how far, gpu, offers, count, seqs).
-    let mut nearest: Vec<Option<(f64, String, u64, u64)>> = vec![None; classes.len()];
-    // First what can be bought, per GPU and count (cheap), then the probes of those.
-    type Priced<'a, 'db> = (
-        &'a String,
-        Vec<(&'db str, &'db Entry<'db>)>,
-        u64,
-        Vec<UnitOption>,
-    );
-    let mut priced: Vec<Priced<'_, 'db>> = Vec::new();
-    for gpu in &gpus {
-        let Some(gpu_entry) = entry_of(gpu) else {
-            continue;
-        };
-        let gpu_offers: Vec<(&'db str, &'db Entry<'db>)> = offers
-            .iter()
-            .copied()
-            .filter(|(_, offer)| crate::eval::estimate::offer_gpu_matches(offer, gpu_entry, gpu))
-            .collect();
-        for &count in &counts {
-            // What one can buy: replicas (owned) or whole instances of an offer (cloud).
-            let mut units: Vec<UnitOption> = Vec::new();
-            let blank = |price: f64, replicas: u64| UnitOption {
-                gpu: gpu.clone(),
-                count,
-                offer: None,
-                provider: None,
-                instance: None,
-                gpus_per_instance: None,
-                replicas_per_unit: replicas,
-                instances_per_unit: None,
-                price_per_hour: price,
-                capacity: BTreeMap::new(),
-                seqs: BTreeMap::new(),
-            };
-            match settings.mode {
-                PricingMode::Owned => {
-                    if let Ok(price) =
-                        crate::eval::estimate::owned_gpu_price(gpu_entry, gpu, &owned)
-                    {
-                        units.push(blank(crate::units::per_hour(price) * count as f64, 1));
-                    }
-                }
-                PricingMode::Cloud => {
-                    // A tensor-parallel group stays in one instance wherever an offer
-                    // holds it (docs/cost.md), as the rental of one deployment does.
-                    let (rentable, _) = crate::eval::estimate::rentable_offers(
-                        gpu_offers.iter().copied(),
-                        settings.spot,
-                        count,
-                    );
-                    for (name, offer, rate, per) in rentable {
-                        let (replicas, instances) = if count <= per {
-                            (per / count, 1)
-                        } else {
-                            (1, count.div_ceil(per))
-                        };
-                        let mut unit =
-                            blank(crate::units::per_hour(rate) * instances as f64, replicas);
-                        unit.offer = Some(name.to_string());
-                        unit.provider = offer
-                            .as_offer()
-                            .provider
-                            .map(|s| s.name())
-                            .map(str::to_string);
-                        unit.instance = offer.as_offer().instance.as_deref().map(str::to_string);
-                        unit.gpus_per_instance = Some(per);
-                        unit.instances_per_unit = Some(instances);
-                        units.push(unit);
-                    }
-                }
-            }
-            if !units.is_empty() {
-                priced.push((gpu, gpu_offers.clone(), count, units));
-            }
-        }
     }
-    // Each probe is one evaluation: their number is bounded like the solver's candidates.
-    let probes = priced
-        .len()
-        .saturating_mul(classes.len())
-        .saturating_mul(seqs_list.len());
-    if probes > MAX_PROBES {
-        let gpu_span = decl.field("gpu").map_or(decl.name.span, |f| f.value.span);
-        return Err(Box::new(
-            Diag::error(
-                Code::SolveTooManyCandidates,
-                format!(
-                    "a mixed fleet of {} priced GPU × count pairs, {} classes and {} `seqs` each needs {probes} probes; the limit is {}",
-                    priced.len(),
-                    classes.len(),
-                    seqs_list.len(),
-                    MAX_PROBES
-                ),
-                Loc::Decl(key, gpu_span),
-            )
-            .label("too many probes")
-            .help("narrow `gpu` to the types worth mixing (`gpu = one_of [...]`), pin `count` or `seqs`, or merge request classes"),
-        ));
-    }
-    let priced_any = !priced.is_empty();
-    for (gpu, gpu_offers, count, units) in priced {
-        let mut capacity = BTreeMap::new();
-        let mut best_seqs = BTreeMap::new();
-        for (k, class) in classes.iter().enumerate() {
-            let mut best: Option<(f64, u64)> = None;
-            for &seqs in &seqs_list {
-                let result = probe(gpu, &gpu_offers, count, seqs, class, false);
-                match result.capacity {
-                    Some(cap) => {
-                        if best.is_none_or(|(b, _)| cap > b) {
-                            best = Some((cap, seqs));
-                        }
-                    }
-                    None => {
-                        // The nearest miss: the smallest shortfall, the first found
-                        // of equal ones.
-                        if nearest[k].as_ref().is_none_or(|(m, ..)| result.miss < *m) {
-                            nearest[k] = Some((result.miss, gpu.clone(), count, seqs));
-                        }
-                    }
-                }
-                // More sequences never need less memory: stop at the first that does
-                // not fit.
-                if !result.fits {
-                    break;
-                }
-            }
-            if let Some((cap, seqs)) = best {
-                capacity.insert(class.info.name.clone(), cap);
-                best_seqs.insert(class.info.name.clone(), seqs);
-            }
-        }
-        if capacity.is_empty() {
-            continue;
-        }
-        for mut unit in units {
-            unit.capacity = capacity.clone();
-            unit.seqs = best_seqs.clone();
-            options.push(unit);
-        }
-    }
-    if !priced_any {
-        let gpu_span = decl.field("gpu").map_or(decl.name.span, |f| f.value.span);
-        return Err(Box::new(
-            Diag::error(
-                Code::FleetInfeasible,
-                format!(
-                    "no candidate GPU has a price under `pricing = {}`",
-                    settings.mode.keyword()
-                ),
-                Loc::Decl(key, gpu_span),
-            )
-            .label("nothing to buy")
-            .help(match settings.mode {
-                PricingMode::Cloud => crate::rules::NO_OFFER_HELP.to_string(),
-                PricingMode::Owned => "list GPUs with a purchase price and board power (`msrp`, `tdp` in stdlib/gpus.deploy, or your own `gpu NAME extends ... { msrp = $...; tdp = ... W }`), or write `pricing = cloud`".to_string(),
-            }),
-        ));
-    }
-    // A class no unit serves: say which, with the nearest miss.
-    for (k, class) in classes.iter().enumerate() {
-        if options
-            .iter()
-            .any(|o| o.capacity.contains_key(&class.info.name))
-        {
-            continue;
-        }
-        let detail = match &nearest[k] {
-            Some((_, gpu, count, seqs)) => {
-                let gpu_offers: Vec<(&'db str, &'db Entry<'db>)> = match entry_of(gpu) {
-                    Some(entry) => offers
-                        .iter()
-                        .copied()
-                        .filter(|(_, o)| crate::eval::estimate::offer_gpu_matches(o, entry, gpu))
-                        .collect(),
-                    None => Vec::new(),
-                };
-                let why = probe(gpu, &gpu_offers, *count, *seqs, class, true)
-                    .why
-                    .unwrap_or_else(|| "a require fails".to_string());
-                format!("the nearest miss is {gpu} (count {count}, seqs {seqs}): {why}")
-            }
-            None => "no candidate GPU fits the model".to_string(),
-        };
-        return Err(Box::new(
-            Diag::error(
-                Code::FleetInfeasible,
-                format!(
-                    "no candidate GPU serves request class `{}` within its requires; {detail}",
-                    class.info.name
-                ),
-                Loc::Decl(key, class.span),
-            )
-            .label(format!("class `{}` cannot be served", class.info.name))
-            .help("relax the class's `require`s, shorten its prompt or output, or widen `gpu` (`gpu = ?` tries the catalog)"),
-        ));
-    }
-    let problem = milp::Problem {
-        prices: options.iter().map(|o| o.price_per_hour).collect(),
-        caps: options
-            .iter()
-            .map(|o| {
-                classes
-                    .iter()
-                    .map(|c| {
-                        o.capacity.get(&c.info.name).copied().unwrap_or(0.0)
-                            * o.replicas_per_unit as f64
-                    })
-                    .collect()
-            })
-            .collect(),
-        rates: classes.iter().map(|c| c.info.rate).collect(),
-    };
-    // Branch-and-bound checks between nodes for a newer revision, as the probes do.
-    let outcome = milp::solve_with(&problem, &|| db.unwind_if_revision_cancelled());
-    let Some(best) = outcome.plan else {
-        return Err(Box::new(
-            Diag::error(
-                Code::FleetInfeasible,
-                "no fleet of the candidate GPUs serves every request class",
-                Loc::Decl(key, fleet_span(cx)),
-            )
-            .label("no fleet")
-            .help("relax the classes' `require`s or widen `gpu`"),
-        ));
-    };
-    let mut fleet = Vec::new();
-    for (u, &units) in best.units.iter().enumerate() {
-        if units == 0 {
-            continue;
-        }
-        let o = &options[u];
-        fleet.push(Member {
-            gpu: o.gpu.clone(),
-            count: o.count,
-            replicas: units * o.replicas_per_unit,
-            offer: o.offer.clone(),
-            provider: o.provider.clone(),
-            instance: o.instance.clone(),
-            instances: o.instances_per_unit.map(|i| i * units),
-            cost_per_hour: units as f64 * o.price_per_hour,
-            classes: classes
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| best.served[u][*k] > 1e-12)
-                .map(|(k, c)| Served {
-                    class: c.info.name.clone(),
-                    rate: best.served[u][k],
-                    share: best.served[u][k] / c.info.rate,
-                    seqs: o.seqs.get(&c.info.name).copied().unwrap_or(1),
-                })
-                .collect(),
-        });
-    }
-    let tokens_per_second: f64 = classes.iter().map(|c| c.info.rate * c.info.output).sum();
-    let per_mtok = |cost: f64| cost / crate::units::SECONDS_PER_HOUR / tokens_per_second * 1e6;
-    let single_type = (0..options.len())
-        .filter_map(|u| milp::single_type(&problem, u).map(|n| (u, n)))
-        .map(|(u, n)| (u, n, n as f64 * options[u].price_per_hour))
-        .min_by(|a, b| a.2.total_cmp(&b.2))
-        .map(|(u, n, cost)| SingleType {
-            gpu: options[u].gpu.clone(),
-            count: options[u].count,
-            replicas: n * options[u].replicas_per_unit,
-            offer: options[u].offer.clone(),
-            instances: options[u].instances_per_unit.map(|i| i * n),
-            cost_per_hour: cost,
-        });
-    let savings_percent = single_type
-        .as_ref()
-        .map(|s| (s.cost_per_hour - best.cost) / s.cost_per_hour * 100.0);
-    Ok(Fleet {
-        pricing: settings.mode.keyword().to_string(),
-        fleet,
-        cost_per_hour: best.cost,
-        cost_per_mtok: per_mtok(best.cost),
-        single_type,
-        savings_percent,
-        classes: classes.iter().map(|c| c.info.clone()).collect(),
-        options,
-        optimal: outcome.optimal,
-        nodes: outcome.nodes,
-    })
 }
 
 /// `deploy::fleet::chosen`: the fleet in one line, on the `fleet` field.
