@@ -23,11 +23,11 @@ fn units(solution: &Value, classes: &[String]) -> Vec<Unit> {
         .expect("options")
         .iter()
         .map(|o| Unit {
-            price: o["price_per_hour"].as_f64().unwrap(),
+            price: o["price_usd_per_hour"].as_f64().unwrap(),
             replicas: o["replicas_per_unit"].as_f64().unwrap(),
             caps: classes
                 .iter()
-                .map(|c| o["capacity"][c].as_f64().unwrap_or(0.0))
+                .map(|c| o["capacity_rps"][c].as_f64().unwrap_or(0.0))
                 .collect(),
         })
         .collect()
@@ -156,7 +156,7 @@ fn two_classes_mixed_fleet_is_cheaper_than_any_single_type() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["rate"].as_f64().unwrap())
+        .map(|c| c["rate_rps"].as_f64().unwrap())
         .collect();
     assert_eq!(rates, [16.0, 2.0]);
     let options = s["options"].as_array().unwrap().clone();
@@ -174,9 +174,9 @@ fn two_classes_mixed_fleet_is_cheaper_than_any_single_type() {
         assert!(member["replicas"].as_u64().unwrap() >= 1);
         assert!(member["offer"].is_string() && member["provider"].is_string());
         assert!(member["instances"].as_u64().unwrap() >= 1);
-        total += member["cost_per_hour"].as_f64().unwrap();
+        total += member["cost_per_hour_usd"].as_f64().unwrap();
     }
-    let cost = s["cost_per_hour"].as_f64().unwrap();
+    let cost = s["cost_per_hour_usd"].as_f64().unwrap();
     assert!((total - cost).abs() < 1e-9, "{total} vs {cost}");
     // Every class is served in full.
     for (k, class) in classes.iter().enumerate() {
@@ -184,14 +184,14 @@ fn two_classes_mixed_fleet_is_cheaper_than_any_single_type() {
             .iter()
             .flat_map(|m| m["classes"].as_array().unwrap())
             .filter(|c| c["class"] == class.as_str())
-            .map(|c| c["rate"].as_f64().unwrap())
+            .map(|c| c["rate_rps"].as_f64().unwrap())
             .sum();
         assert!((served - rates[k]).abs() < 1e-6, "{class}: {served}");
     }
     // $/Mtok over the demand's output tokens.
     let tokens = 16.0 * 256.0 + 2.0 * 512.0;
     let per_mtok = cost / 3600.0 / tokens * 1e6;
-    assert!((s["cost_per_mtok"].as_f64().unwrap() - per_mtok).abs() < 1e-9);
+    assert!((s["cost_per_mtok_usd"].as_f64().unwrap() - per_mtok).abs() < 1e-9);
 
     // The expected optimum, independently: brute force over small counts of the options
     // from the per-class capacities the JSON reports.
@@ -228,7 +228,7 @@ fn two_classes_mixed_fleet_is_cheaper_than_any_single_type() {
 
     // Below the best single type, computed here from the same capacities.
     assert!(cost < single - 1e-9, "fleet ${cost}/h, single ${single}/h");
-    let reported = s["single_type"]["cost_per_hour"].as_f64().unwrap();
+    let reported = s["single_type"]["cost_per_hour_usd"].as_f64().unwrap();
     assert!((reported - single).abs() < 1e-9, "{reported} vs {single}");
     let savings = s["savings_percent"].as_f64().unwrap();
     assert!(
@@ -335,10 +335,10 @@ fn a_single_class_reduces_to_the_single_type_answer() {
         one["replicas"].as_u64().unwrap().to_string(),
         best["assignment"]["replicas"].as_str().unwrap()
     );
-    let cost = one["cost_per_hour"].as_f64().unwrap();
-    assert!((cost - best["cost_per_hour"].as_f64().unwrap()).abs() < 1e-9);
+    let cost = one["cost_per_hour_usd"].as_f64().unwrap();
+    assert!((cost - best["cost_per_hour_usd"].as_f64().unwrap()).abs() < 1e-9);
     // A mix may still be cheaper (whole replicas round up), never dearer.
-    assert!(fleet["cost_per_hour"].as_f64().unwrap() <= cost + 1e-9);
+    assert!(fleet["cost_per_hour_usd"].as_f64().unwrap() <= cost + 1e-9);
 
     // With one GPU type, the fleet is exactly that type.
     std::fs::write(
@@ -377,8 +377,8 @@ fn a_single_class_reduces_to_the_single_type_answer() {
             .unwrap()
     );
     assert!(
-        (fleet["cost_per_hour"].as_f64().unwrap()
-            - single["ranked"][0]["cost_per_hour"].as_f64().unwrap())
+        (fleet["cost_per_hour_usd"].as_f64().unwrap()
+            - single["ranked"][0]["cost_per_hour_usd"].as_f64().unwrap())
         .abs()
             < 1e-9
     );
@@ -538,9 +538,9 @@ fn forty_classes_over_the_catalog_solve_to_an_optimal_fleet() {
             .iter()
             .flat_map(|m| m["classes"].as_array().unwrap().iter())
             .filter(|s| s["class"] == name)
-            .map(|s| s["rate"].as_f64().unwrap())
+            .map(|s| s["rate_rps"].as_f64().unwrap())
             .sum();
-        let rate = class["rate"].as_f64().unwrap();
+        let rate = class["rate_rps"].as_f64().unwrap();
         assert!(
             (served - rate).abs() <= 1e-6 * rate,
             "{name}: {served} of {rate}"
@@ -573,14 +573,14 @@ fn classes_sharing_a_workload_solve_as_one_class_of_their_summed_rate() {
     let output = deployfit_in(&dir, &["solve", "shared.deploy", "--format", "json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     let both = json(&output);
-    let cost = |i: usize| both[i]["cost_per_hour"].as_f64().unwrap();
+    let cost = |i: usize| both[i]["cost_per_hour_usd"].as_f64().unwrap();
     assert!((cost(0) - cost(1)).abs() <= 1e-9 * cost(1), "{both}");
     let capacity = |i: usize, class: &str| {
         both[i]["options"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|o| o["capacity"][class].as_f64().unwrap_or(0.0))
+            .map(|o| o["capacity_rps"][class].as_f64().unwrap_or(0.0))
             .collect::<Vec<_>>()
     };
     assert_eq!(capacity(0, "a"), capacity(0, "b"));

@@ -314,7 +314,7 @@ deployment pick_offer {
     let best = first("solve_me");
     let rental = best["rental"].as_str().expect("a named offer");
     assert!(rental.contains("(offer "), "{rental}");
-    assert!(best["cost_per_hour"].as_f64().unwrap() > 0.0);
+    assert!(best["cost_per_hour_usd"].as_f64().unwrap() > 0.0);
     // No GPU without an offer is ranked, and costs only grow down the ranking.
     let ranked = all.iter().find(|s| s["deployment"] == "solve_me").unwrap()["ranked"]
         .as_array()
@@ -323,7 +323,7 @@ deployment pick_offer {
     let costs: Vec<f64> = ranked
         .iter()
         .map(|c| {
-            c["cost_per_hour"]
+            c["cost_per_hour_usd"]
                 .as_f64()
                 .expect("every ranked candidate has a cost")
         })

@@ -42,15 +42,18 @@ fn gpu_hole_solves_to_the_cheapest_priced_card_that_fits() {
         best["rental"].as_str().unwrap().contains("(offer "),
         "{best}"
     );
-    let price = best["cost_per_hour"].as_f64().unwrap();
+    let price = best["cost_per_hour_usd"].as_f64().unwrap();
     for ranked in solution["ranked"].as_array().unwrap() {
         assert!(
-            ranked["cost_per_hour"].as_f64().unwrap() >= price,
+            ranked["cost_per_hour_usd"].as_f64().unwrap() >= price,
             "{ranked}"
         );
     }
     for miss in solution["misses"].as_array().unwrap() {
-        assert!(miss["cost_per_hour"].as_f64().unwrap() <= price, "{miss}");
+        assert!(
+            miss["cost_per_hour_usd"].as_f64().unwrap() <= price,
+            "{miss}"
+        );
         assert!(
             miss["failure"].as_str().unwrap().contains("does_not_fit")
                 || miss["failure"].as_str().unwrap().contains("fits"),

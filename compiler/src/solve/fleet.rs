@@ -45,8 +45,11 @@ pub const MAX_PROBES: usize = 100_000;
 pub struct ClassInfo {
     pub name: String,
     /// req/s, tokens, tokens.
+    #[serde(rename = "rate_rps")]
     pub rate: f64,
+    #[serde(rename = "prompt_tokens")]
     pub prompt: f64,
+    #[serde(rename = "output_tokens")]
     pub output: f64,
 }
 
@@ -69,9 +72,11 @@ pub struct UnitOption {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instances_per_unit: Option<u64>,
     /// $/h of one unit.
+    #[serde(rename = "price_usd_per_hour")]
     pub price_per_hour: f64,
     /// Class → req/s one *replica* sustains serving that class alone (absent: it cannot
     /// serve it within the requires).
+    #[serde(rename = "capacity_rps")]
     pub capacity: BTreeMap<String, f64>,
     /// Class → the `seqs` that capacity is reached at.
     pub seqs: BTreeMap<String, u64>,
@@ -82,6 +87,7 @@ pub struct UnitOption {
 pub struct Served {
     pub class: String,
     /// req/s of the class this member serves, and that as a share of the class's rate.
+    #[serde(rename = "rate_rps")]
     pub rate: f64,
     pub share: f64,
     /// Concurrent sequences per replica for the class.
@@ -103,6 +109,7 @@ pub struct Member {
     pub instance: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instances: Option<u64>,
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: f64,
     pub classes: Vec<Served>,
 }
@@ -180,6 +187,7 @@ pub struct SingleType {
     pub offer: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instances: Option<u64>,
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: f64,
 }
 
@@ -191,7 +199,9 @@ pub struct Fleet {
     /// The GPU types with their replicas, cheapest plan first found.
     pub fleet: Vec<Member>,
     /// $/h of the whole fleet, and $ per million output tokens of the workload's demand.
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: f64,
+    #[serde(rename = "cost_per_mtok_usd")]
     pub cost_per_mtok: f64,
     /// The cheapest fleet of one unit type, and how much the mix saves against it (%).
     pub single_type: Option<SingleType>,

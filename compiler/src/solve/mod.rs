@@ -39,10 +39,12 @@ pub struct Candidate {
     /// Hole field → the value tried, as written in a .deploy file.
     pub assignment: BTreeMap<String, String>,
     pub feasible: bool,
-    /// The objective's value in base units (bytes, seconds, dollars per second …), and as
-    /// printed.
+    /// The objective's value in base units (bytes, seconds, dollars per second …), the
+    /// unit it is in (`objective_unit`, e.g. `"$/s"`), and as printed.
     pub objective: Option<f64>,
+    pub objective_unit: Option<String>,
     pub objective_display: Option<String>,
+    #[serde(rename = "cost_per_hour_usd")]
     pub cost_per_hour: Option<f64>,
     /// What `pricing = cloud` rents: `2 × lambda gpu_1x_h100_sxm5 (offer lambda_…)`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -722,6 +724,10 @@ impl<'s, 'a, 'db> Searcher<'s, 'a, 'db> {
                 .collect(),
             feasible: failure.is_none() && result.objective.is_some(),
             objective: result.objective.map(|q| q.value()),
+            objective_unit: result
+                .objective
+                .filter(|_| shown)
+                .map(|q| q.dim.unit_expression()),
             objective_display: result.objective.filter(|_| shown).map(|q| q.display()),
             cost_per_hour: result.figures.cost_per_hour.clone().ok().map(per_hour),
             rental: result

@@ -141,7 +141,8 @@ impl Dim {
         Some(text)
     }
 
-    fn unit_expression(self) -> String {
+    /// The dimension as base units (`B/s`, `$·s⁻¹`), as `describe` falls back to.
+    pub fn unit_expression(self) -> String {
         let mut out = String::new();
         for (i, exp) in self.0.iter().enumerate() {
             if *exp != 0 {
