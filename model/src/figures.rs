@@ -309,23 +309,19 @@ pub fn json_key(name: &str, ty: FieldTy) -> (String, f64) {
         FieldTy::Q(dim) if dim == Dim::TOKENS => (suffixed("tokens"), 1.0),
         FieldTy::Q(dim) if dim == Dim::SECONDS => (suffixed("seconds"), 1.0),
         FieldTy::Q(dim) if dim == Dim::TOKEN_RATE => (suffixed("tps"), 1.0),
-        FieldTy::Q(dim) if dim == Dim::HOURLY => {
-            let key = if name.contains("per_hour") {
-                format!("{name}_usd")
-            } else {
-                format!("{name}_usd_per_hour")
-            };
-            (key, 3600.0)
-        }
-        FieldTy::Q(dim) if dim == Dim::PER_TOKEN => {
-            let key = if name.contains("per_mtok") {
-                format!("{name}_usd")
-            } else {
-                format!("{name}_usd_per_mtok")
-            };
-            (key, 1e6)
-        }
+        FieldTy::Q(dim) if dim == Dim::HOURLY => (priced(name, "hour"), 3600.0),
+        FieldTy::Q(dim) if dim == Dim::PER_TOKEN => (priced(name, "mtok"), 1e6),
         _ => (name.to_string(), 1.0),
+    }
+}
+
+/// A price's key: `NAME_usd` when the name says what it is per (`cost_per_hour`), else
+/// `NAME_usd_per_PER`.
+fn priced(name: &str, per: &str) -> String {
+    if name.contains(&format!("per_{per}")) {
+        format!("{name}_usd")
+    } else {
+        format!("{name}_usd_per_{per}")
     }
 }
 
