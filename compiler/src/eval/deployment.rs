@@ -10,7 +10,7 @@ use super::entry::{catalog_model, const_field};
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
 use super::schema::{
-    FieldTy, OWNED, OffloadKind, OffloadMode, SPECULATIVE, WORKLOAD, field_spec, schema,
+    FieldSpec, FieldTy, OWNED, OffloadKind, OffloadMode, SPECULATIVE, WORKLOAD, field_spec, schema,
 };
 use super::value::{EvalError, Value, as_count};
 use crate::db::{Db, DeclKey};
@@ -18,7 +18,7 @@ use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc};
 use crate::external;
 use crate::names::Scope;
-use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind};
+use crate::syntax::ast::{Decl, DeclKind, Entry as AstEntry, ExprKind, Field};
 
 /// A deployment being checked and what it sees: the parameters that resolution,
 /// evaluation, the rules and the solver pass together.
@@ -251,12 +251,35 @@ impl Resolved {
 /// Resolves every field; `None` when a field the estimate needs is missing or invalid
 /// (each problem is reported).
 pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Option<Resolved> {
-    let Cx {
-        db,
-        scope,
-        key,
-        decl,
-    } = cx;
+    let (mut fields, mut ok) = own_fields(cx, diags);
+    model_defaults(cx, &mut fields, diags);
+    default_refs(cx, &mut fields);
+    if !check_offload(cx, &fields, diags) {
+        ok = false;
+    }
+    if !check_required(cx, &fields, diags) {
+        ok = false;
+    }
+    // The nested blocks' fields: an invalid figure (a negative prompt) is not replaced by a
+    // default; the deployment is not evaluated.
+    let workload = block_fields(cx, "workload", WORKLOAD, diags, &mut ok).unwrap_or_default();
+    let owned = block_fields(cx, "owned", OWNED, diags, &mut ok).unwrap_or_default();
+    let speculative = block_fields(cx, "speculative", SPECULATIVE, diags, &mut ok);
+    if !check_plan(cx, &fields, speculative.as_ref(), diags) {
+        ok = false;
+    }
+    ok.then_some(Resolved {
+        fields,
+        workload,
+        owned,
+        speculative,
+    })
+}
+
+/// The deployment's own fields as constants, and whether every one is valid (each
+/// problem is reported). Blocks and the solver's holes and choices are left out.
+fn own_fields<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> (BTreeMap<String, Value>, bool) {
+    let Cx { key, decl, .. } = cx;
     let mut fields = BTreeMap::new();
     let mut ok = true;
     for field in decl.fields() {
@@ -271,56 +294,10 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             // Filled by the solver.
             continue;
         }
-        let value = if spec.name == "model"
-            && let ExprKind::Str(lit) = &field.value.kind
-        {
-            let text = lit.plain().unwrap_or_default();
-            let importer = key.file(db).path(db);
-            match model_by_alias(db, scope, &text, importer) {
-                Some(name) => Ok(Value::Ref(DeclKind::Model, name)),
-                None => Err(Box::new(unknown_model(
-                    db,
-                    scope,
-                    key,
-                    &text,
-                    importer,
-                    field.value.span,
-                ))),
-            }
-        } else {
-            const_field(scope, key, field, spec)
-        };
-        match value {
+        match field_value(cx, field, spec) {
             Ok(value) => {
-                if matches!(spec.ty, FieldTy::Number | FieldTy::Q(_))
-                    && matches!(spec.name, "seqs" | "count" | "replicas" | "context")
-                    && value.quantity().and_then(as_count).is_none()
-                {
-                    diags.push(
-                        Diag::error(
-                            Code::FieldType,
-                            format!("`{}` must be a positive whole number", spec.name),
-                            Loc::Decl(key, field.value.span),
-                        )
-                        .label(format!("`{}` is {}", spec.name, value.display()))
-                        .help(format!("write `{} = 1` or more", spec.name)),
-                    );
-                    ok = false;
-                    continue;
-                }
-                if spec.ty == FieldTy::Ratio
-                    && let Some(q) = value.quantity()
-                    && !(q.value() > 0.0 && q.value() <= 1.0)
-                {
-                    diags.push(
-                        Diag::error(
-                            Code::FieldType,
-                            format!("`{}` must be between 0% and 100%", spec.name),
-                            Loc::Decl(key, field.value.span),
-                        )
-                        .label(format!("`{}` is {}", spec.name, value.display()))
-                        .help(format!("write `{} = 90%`", spec.name)),
-                    );
+                if let Some(diag) = field_range_error(key, field, spec, &value) {
+                    diags.push(diag);
                     ok = false;
                     continue;
                 }
@@ -332,6 +309,90 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             }
         }
     }
+    (fields, ok)
+}
+
+/// One field's value: a `model` string resolved to the model it names (by alias, file,
+/// Hugging Face id or Ollama tag), any other field as a constant.
+fn field_value<'db>(
+    cx: Cx<'_, 'db>,
+    field: &Field,
+    spec: &FieldSpec,
+) -> Result<Value, Box<Diag<'db>>> {
+    let Cx { db, scope, key, .. } = cx;
+    if spec.name == "model"
+        && let ExprKind::Str(lit) = &field.value.kind
+    {
+        let text = lit.plain().unwrap_or_default();
+        let importer = key.file(db).path(db);
+        match model_by_alias(db, scope, &text, importer) {
+            Some(name) => Ok(Value::Ref(DeclKind::Model, name)),
+            None => Err(Box::new(unknown_model(
+                db,
+                scope,
+                key,
+                &text,
+                importer,
+                field.value.span,
+            ))),
+        }
+    } else {
+        const_field(scope, key, field, spec)
+    }
+}
+
+/// The error for a value out of its field's range: a count (`seqs`, `count`, `replicas`,
+/// `context`) that is not a positive whole number, a ratio outside 0–100%.
+fn field_range_error<'db>(
+    key: DeclKey<'db>,
+    field: &Field,
+    spec: &FieldSpec,
+    value: &Value,
+) -> Option<Diag<'db>> {
+    if matches!(spec.ty, FieldTy::Number | FieldTy::Q(_))
+        && matches!(spec.name, "seqs" | "count" | "replicas" | "context")
+        && value.quantity().and_then(as_count).is_none()
+    {
+        return Some(
+            Diag::error(
+                Code::FieldType,
+                format!("`{}` must be a positive whole number", spec.name),
+                Loc::Decl(key, field.value.span),
+            )
+            .label(format!("`{}` is {}", spec.name, value.display()))
+            .help(format!("write `{} = 1` or more", spec.name)),
+        );
+    }
+    if spec.ty == FieldTy::Ratio
+        && let Some(q) = value.quantity()
+        && !(q.value() > 0.0 && q.value() <= 1.0)
+    {
+        return Some(
+            Diag::error(
+                Code::FieldType,
+                format!("`{}` must be between 0% and 100%", spec.name),
+                Loc::Decl(key, field.value.span),
+            )
+            .label(format!("`{}` is {}", spec.name, value.display()))
+            .help(format!("write `{} = 90%`", spec.name)),
+        );
+    }
+    None
+}
+
+/// What the deployment's model brings: its default weight format, and a warning when its
+/// source does not determine its architecture.
+fn model_defaults<'db>(
+    cx: Cx<'_, 'db>,
+    fields: &mut BTreeMap<String, Value>,
+    diags: &mut Vec<Diag<'db>>,
+) {
+    let Cx {
+        db,
+        scope,
+        key,
+        decl,
+    } = cx;
     // The weight format a model's file or tag says, when the deployment names none.
     let model_entry = match fields.get("model") {
         Some(Value::Ref(_, name)) => scope
@@ -368,6 +429,11 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             );
         }
     }
+}
+
+/// Fills the reference fields the deployment leaves unset with their defaults.
+fn default_refs(cx: Cx<'_, '_>, fields: &mut BTreeMap<String, Value>) {
+    let Cx { scope, decl, .. } = cx;
     // Reference fields the deployment leaves unset get the schema's default entry
     // (`kv_cache` fp16, `engine` generic, `host` the stdlib's desktop) when it is in scope.
     for spec in schema(DeclKind::Deployment) {
@@ -379,6 +445,21 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             fields.insert(spec.name.to_string(), Value::Ref(kind, default.to_string()));
         }
     }
+}
+
+/// Reports `offload = auto` on an engine that cannot keep layers in system RAM; returns
+/// whether the deployment may be evaluated.
+fn check_offload<'db>(
+    cx: Cx<'_, 'db>,
+    fields: &BTreeMap<String, Value>,
+    diags: &mut Vec<Diag<'db>>,
+) -> bool {
+    let Cx {
+        db,
+        scope,
+        key,
+        decl,
+    } = cx;
     if let (Some(Value::Symbol(mode)), Some(Value::Ref(_, engine)), Some(field)) = (
         fields.get("offload"),
         fields.get("engine"),
@@ -418,8 +499,20 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             );
         }
         diags.push(diag);
-        ok = false;
+        return false;
     }
+    true
+}
+
+/// Reports each of `model`, `quant` and `gpu` the deployment neither writes nor gets by
+/// default; returns whether all three are there.
+fn check_required<'db>(
+    cx: Cx<'_, 'db>,
+    fields: &BTreeMap<String, Value>,
+    diags: &mut Vec<Diag<'db>>,
+) -> bool {
+    let Cx { key, decl, .. } = cx;
+    let mut ok = true;
     for required in ["model", "quant", "gpu"] {
         if decl.field(required).is_none() && !fields.contains_key(required) {
             let example = match required {
@@ -441,40 +534,39 @@ pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Optio
             ok = false;
         }
     }
-    // The nested blocks' fields: an invalid figure (a negative prompt) is not replaced by a
-    // default; the deployment is not evaluated.
-    let mut block_fields = |name: &str, schema: &[super::schema::FieldSpec]| {
-        let block = decl.nested(name)?;
-        let mut values = BTreeMap::new();
-        for entry in &block.body.entries {
-            if let AstEntry::Field(field) = entry
-                && let Some(spec) = schema.iter().find(|s| s.name == field.name.name)
-            {
-                match const_field(scope, key, field, spec) {
-                    Ok(value) => {
-                        values.insert(field.name.name.clone(), value);
-                    }
-                    Err(diag) => {
-                        diags.push(*diag);
-                        ok = false;
-                    }
+    ok
+}
+
+/// The fields of the nested block `name` as constants, `None` without the block; an
+/// invalid one is reported and clears `ok`.
+fn block_fields<'db>(
+    cx: Cx<'_, 'db>,
+    name: &str,
+    schema: &[FieldSpec],
+    diags: &mut Vec<Diag<'db>>,
+    ok: &mut bool,
+) -> Option<BTreeMap<String, Value>> {
+    let Cx {
+        scope, key, decl, ..
+    } = cx;
+    let block = decl.nested(name)?;
+    let mut values = BTreeMap::new();
+    for entry in &block.body.entries {
+        if let AstEntry::Field(field) = entry
+            && let Some(spec) = schema.iter().find(|s| s.name == field.name.name)
+        {
+            match const_field(scope, key, field, spec) {
+                Ok(value) => {
+                    values.insert(field.name.name.clone(), value);
+                }
+                Err(diag) => {
+                    diags.push(*diag);
+                    *ok = false;
                 }
             }
         }
-        Some(values)
-    };
-    let workload = block_fields("workload", WORKLOAD).unwrap_or_default();
-    let owned = block_fields("owned", OWNED).unwrap_or_default();
-    let speculative = block_fields("speculative", SPECULATIVE);
-    if !check_plan(cx, &fields, speculative.as_ref(), diags) {
-        ok = false;
     }
-    ok.then_some(Resolved {
-        fields,
-        workload,
-        owned,
-        speculative,
-    })
+    Some(values)
 }
 
 /// `owned { ... }` in base units, each setting the deployment does not write at its
@@ -589,152 +681,242 @@ pub(crate) fn check_plan<'db>(
     speculative: Option<&BTreeMap<String, Value>>,
     diags: &mut Vec<Diag<'db>>,
 ) -> bool {
-    let Cx {
-        db,
-        scope,
-        key,
-        decl,
-    } = cx;
-    let entry = |kind: DeclKind, field: &str| match fields.get(field) {
-        Some(Value::Ref(_, name)) => scope
-            .lookup(kind, name)
-            .map(|k| (super::entry_of(db, k), name.clone())),
-        _ => None,
-    };
-    let span = |field: &str| decl.field(field).map(|f| f.value.span);
+    let plan = Plan::new(cx, fields);
     let mut ok = true;
-    let (pipeline, expert_parallel) = plan_fields(fields);
-    let count = match fields.get("count") {
-        Some(Value::Q(q)) => as_count(*q).unwrap_or(1).max(1),
-        _ => 1,
-    };
-    let model = entry(DeclKind::Model, "model");
-    let engine = entry(DeclKind::Engine, "engine");
-    let gpu = entry(DeclKind::Gpu, "gpu");
-    let quant = entry(DeclKind::Quant, "quant");
-    let serving = engine.as_ref().is_some_and(|(e, _)| {
-        super::estimate::serving_kernels(
-            e,
-            quant.as_ref().map(|(q, _)| *q),
-            gpu.as_ref().map(|(g, _)| *g),
-        )
-    });
-    let engine_name = engine.as_ref().map_or_else(
-        || super::schema::default_of(DeclKind::Deployment, "engine").unwrap_or_default(),
-        |(_, n)| n.as_str(),
-    );
-
-    if let (Some((model, model_name)), Some(at)) = (&model, span("pipeline"))
-        && let Some(layers) = model.as_model().layers
-        && pipeline as f64 > layers
-    {
-        diags.push(
-            Diag::error(
-                Code::ParallelPipelineExceedsLayers,
-                format!(
-                    "`pipeline = {pipeline}` asks for more stages than `{model_name}` has layers ({layers})"
-                ),
-                Loc::Decl(key, at),
-            )
-            .label(format!("{pipeline} stages"))
-            .help(format!(
-                "each stage needs at least one layer: write `pipeline = {}` or fewer, or raise `count` instead",
-                layers as u64
-            )),
-        );
+    if !plan.check_stages(diags) {
         ok = false;
     }
-    if expert_parallel
-        && let (Some((model, model_name)), Some(at)) = (&model, span("expert_parallel"))
-    {
-        let params = model.as_model().params.unwrap_or(0.0);
-        let active = model.as_model().active_params.unwrap_or(params);
-        let experts = model.as_model().experts.unwrap_or(0.0);
-        if experts <= 1.0 && active >= params {
-            diags.push(
-                Diag::error(
-                    Code::ParallelNoExperts,
-                    format!(
-                        "`expert_parallel = true` on `{model_name}`, a dense model: it has no experts to spread"
-                    ),
-                    Loc::Decl(key, at),
-                )
-                .label("dense model")
-                .help("remove `expert_parallel = true` (tensor parallelism splits a dense model), or choose a mixture-of-experts model"),
-            );
-            ok = false;
-        }
+    if !plan.check_experts(diags) {
+        ok = false;
     }
-    let asks_parallel = pipeline > 1 || expert_parallel;
-    if asks_parallel && engine.is_some() && !serving {
-        let (field, what) = if pipeline > 1 {
-            ("pipeline", "pipeline stages")
-        } else {
-            ("expert_parallel", "expert parallelism")
+    if !plan.check_serving(diags) {
+        ok = false;
+    }
+    if !plan.check_nodes(diags) {
+        ok = false;
+    }
+    if let Some(block) = speculative
+        && !plan.check_speculative(block, diags)
+    {
+        ok = false;
+    }
+    ok
+}
+
+/// A catalog entry a deployment field names, with the name.
+type Named<'db> = Option<(&'db super::Entry<'db>, String)>;
+
+/// What the plan checks read: the deployment, its parallelism and the entries it names.
+struct Plan<'a, 'db> {
+    cx: Cx<'a, 'db>,
+    pipeline: u64,
+    expert_parallel: bool,
+    count: u64,
+    model: Named<'db>,
+    engine: Named<'db>,
+    gpu: Named<'db>,
+    /// Whether the engine runs serving kernels for the weight format on the GPU.
+    serving: bool,
+    engine_name: String,
+}
+
+impl<'a, 'db> Plan<'a, 'db> {
+    /// The plan of the deployment with resolved `fields`.
+    fn new(cx: Cx<'a, 'db>, fields: &BTreeMap<String, Value>) -> Self {
+        let Cx { db, scope, .. } = cx;
+        let entry = |kind: DeclKind, field: &str| match fields.get(field) {
+            Some(Value::Ref(_, name)) => scope
+                .lookup(kind, name)
+                .map(|k| (super::entry_of(db, k), name.clone())),
+            _ => None,
         };
-        if let Some(at) = span(field) {
-            diags.push(
-                Diag::error(
-                    Code::ParallelUnsupported,
-                    format!("`{engine_name}` does not run {what}: its kernels are not a serving engine's (`kernels = serving`)"),
-                    Loc::Decl(key, at),
-                )
-                .label(format!("{what} on {engine_name}"))
-                .help(format!("choose `engine = vllm` or `sglang`, or remove `{field}`; {engine_name} splits a model over `count` GPUs by itself")),
-            );
-            ok = false;
+        let (pipeline, expert_parallel) = plan_fields(fields);
+        let count = match fields.get("count") {
+            Some(Value::Q(q)) => as_count(*q).unwrap_or(1).max(1),
+            _ => 1,
+        };
+        let model = entry(DeclKind::Model, "model");
+        let engine = entry(DeclKind::Engine, "engine");
+        let gpu = entry(DeclKind::Gpu, "gpu");
+        let quant = entry(DeclKind::Quant, "quant");
+        let serving = engine.as_ref().is_some_and(|(e, _)| {
+            super::estimate::serving_kernels(
+                e,
+                quant.as_ref().map(|(q, _)| *q),
+                gpu.as_ref().map(|(g, _)| *g),
+            )
+        });
+        let engine_name = engine
+            .as_ref()
+            .map_or_else(
+                || super::schema::default_of(DeclKind::Deployment, "engine").unwrap_or_default(),
+                |(_, n)| n.as_str(),
+            )
+            .to_string();
+        Plan {
+            cx,
+            pipeline,
+            expert_parallel,
+            count,
+            model,
+            engine,
+            gpu,
+            serving,
+            engine_name,
         }
     }
-    if let Some((gpu, gpu_name)) = &gpu
-        && let Some(per_node) = gpu.as_gpu().gpus_per_node.map(|n| n.max(1.0) as u64)
-        && let Some(at) = span("count")
-    {
-        if count > per_node && count % per_node != 0 {
+
+    /// Where the deployment writes `field`.
+    fn span(&self, field: &str) -> Option<crate::span::Span> {
+        self.cx.decl.field(field).map(|f| f.value.span)
+    }
+
+    /// Reports more pipeline stages than the model has layers; returns whether none are.
+    fn check_stages(&self, diags: &mut Vec<Diag<'db>>) -> bool {
+        let (key, pipeline) = (self.cx.key, self.pipeline);
+        if let (Some((model, model_name)), Some(at)) = (&self.model, self.span("pipeline"))
+            && let Some(layers) = model.as_model().layers
+            && pipeline as f64 > layers
+        {
             diags.push(
                 Diag::error(
-                    Code::ParallelUnevenNodes,
+                    Code::ParallelPipelineExceedsLayers,
                     format!(
-                        "`count = {count}` does not fill whole nodes: a `{gpu_name}` node holds {per_node} GPUs"
+                        "`pipeline = {pipeline}` asks for more stages than `{model_name}` has layers ({layers})"
                     ),
                     Loc::Decl(key, at),
                 )
-                .label(format!("{count} GPUs per tensor-parallel group"))
+                .label(format!("{pipeline} stages"))
                 .help(format!(
-                    "write `count = {per_node}` and `pipeline = {}` (stages across nodes), or `count = {}`",
-                    count.div_ceil(per_node),
-                    count.div_ceil(per_node) * per_node
+                    "each stage needs at least one layer: write `pipeline = {}` or fewer, or raise `count` instead",
+                    layers as u64
                 )),
             );
-            ok = false;
-        } else if count > per_node {
-            let link = gpu
-                .as_gpu()
-                .node_link
-                .map(|b| format!("{:.0} GB/s", b / 1e9))
-                .unwrap_or_else(|| "the network".to_string());
-            diags.push(
-                Diag::new(
-                    Code::ParallelTensorAcrossNodes,
-                    Severity::Warning,
-                    format!(
-                        "`count = {count}` spans {} nodes of {per_node} `{gpu_name}`: every layer's all-reduce crosses {link} instead of the GPUs' own link",
-                        count / per_node
-                    ),
-                    Loc::Decl(key, at),
-                )
-                .label("tensor parallelism across nodes")
-                .help(format!(
-                    "keep tensor parallelism inside a node: `count = {per_node}` with `pipeline = {}`",
-                    (count / per_node) * pipeline
-                )),
-            );
+            return false;
         }
+        true
     }
-    if let Some(block) = speculative {
+
+    /// Reports expert parallelism on a dense model; returns whether it is not.
+    fn check_experts(&self, diags: &mut Vec<Diag<'db>>) -> bool {
+        let key = self.cx.key;
+        if self.expert_parallel
+            && let (Some((model, model_name)), Some(at)) =
+                (&self.model, self.span("expert_parallel"))
+        {
+            let params = model.as_model().params.unwrap_or(0.0);
+            let active = model.as_model().active_params.unwrap_or(params);
+            let experts = model.as_model().experts.unwrap_or(0.0);
+            if experts <= 1.0 && active >= params {
+                diags.push(
+                    Diag::error(
+                        Code::ParallelNoExperts,
+                        format!(
+                            "`expert_parallel = true` on `{model_name}`, a dense model: it has no experts to spread"
+                        ),
+                        Loc::Decl(key, at),
+                    )
+                    .label("dense model")
+                    .help("remove `expert_parallel = true` (tensor parallelism splits a dense model), or choose a mixture-of-experts model"),
+                );
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reports pipeline stages or expert parallelism on an engine without serving
+    /// kernels; returns whether the engine runs what is asked.
+    fn check_serving(&self, diags: &mut Vec<Diag<'db>>) -> bool {
+        let (key, pipeline, engine_name) = (self.cx.key, self.pipeline, &self.engine_name);
+        let asks_parallel = pipeline > 1 || self.expert_parallel;
+        if asks_parallel && self.engine.is_some() && !self.serving {
+            let (field, what) = if pipeline > 1 {
+                ("pipeline", "pipeline stages")
+            } else {
+                ("expert_parallel", "expert parallelism")
+            };
+            if let Some(at) = self.span(field) {
+                diags.push(
+                    Diag::error(
+                        Code::ParallelUnsupported,
+                        format!("`{engine_name}` does not run {what}: its kernels are not a serving engine's (`kernels = serving`)"),
+                        Loc::Decl(key, at),
+                    )
+                    .label(format!("{what} on {engine_name}"))
+                    .help(format!("choose `engine = vllm` or `sglang`, or remove `{field}`; {engine_name} splits a model over `count` GPUs by itself")),
+                );
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reports a tensor-parallel group that does not fill whole nodes (an error) or
+    /// crosses nodes (a warning); returns whether it is not the error.
+    fn check_nodes(&self, diags: &mut Vec<Diag<'db>>) -> bool {
+        let (key, pipeline, count) = (self.cx.key, self.pipeline, self.count);
+        if let Some((gpu, gpu_name)) = &self.gpu
+            && let Some(per_node) = gpu.as_gpu().gpus_per_node.map(|n| n.max(1.0) as u64)
+            && let Some(at) = self.span("count")
+        {
+            if count > per_node && count % per_node != 0 {
+                diags.push(
+                    Diag::error(
+                        Code::ParallelUnevenNodes,
+                        format!(
+                            "`count = {count}` does not fill whole nodes: a `{gpu_name}` node holds {per_node} GPUs"
+                        ),
+                        Loc::Decl(key, at),
+                    )
+                    .label(format!("{count} GPUs per tensor-parallel group"))
+                    .help(format!(
+                        "write `count = {per_node}` and `pipeline = {}` (stages across nodes), or `count = {}`",
+                        count.div_ceil(per_node),
+                        count.div_ceil(per_node) * per_node
+                    )),
+                );
+                return false;
+            } else if count > per_node {
+                let link = gpu
+                    .as_gpu()
+                    .node_link
+                    .map(|b| format!("{:.0} GB/s", b / 1e9))
+                    .unwrap_or_else(|| "the network".to_string());
+                diags.push(
+                    Diag::new(
+                        Code::ParallelTensorAcrossNodes,
+                        Severity::Warning,
+                        format!(
+                            "`count = {count}` spans {} nodes of {per_node} `{gpu_name}`: every layer's all-reduce crosses {link} instead of the GPUs' own link",
+                            count / per_node
+                        ),
+                        Loc::Decl(key, at),
+                    )
+                    .label("tensor parallelism across nodes")
+                    .help(format!(
+                        "keep tensor parallelism inside a node: `count = {per_node}` with `pipeline = {}`",
+                        (count / per_node) * pipeline
+                    )),
+                );
+            }
+        }
+        true
+    }
+
+    /// Reports a `speculative { }` block on an engine without serving kernels, and
+    /// `method = draft` without a draft model; returns whether neither is.
+    fn check_speculative(
+        &self,
+        block: &BTreeMap<String, Value>,
+        diags: &mut Vec<Diag<'db>>,
+    ) -> bool {
+        let (key, engine_name) = (self.cx.key, &self.engine_name);
+        let mut ok = true;
         let spec = speculative_fields(block);
-        let block_span = decl.nested("speculative").map(|n| n.name.span);
-        if engine.is_some()
-            && !serving
+        let block_span = self.cx.decl.nested("speculative").map(|n| n.name.span);
+        if self.engine.is_some()
+            && !self.serving
             && let Some(at) = block_span
         {
             diags.push(
@@ -763,6 +945,6 @@ pub(crate) fn check_plan<'db>(
             );
             ok = false;
         }
+        ok
     }
-    ok
 }

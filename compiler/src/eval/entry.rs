@@ -674,25 +674,7 @@ pub fn const_field<'db>(
     spec: &FieldSpec,
 ) -> Result<Value, Box<Diag<'db>>> {
     let loc = Loc::Decl(owner, field.value.span);
-    let wrong = |found: &str| {
-        Box::new(
-            Diag::error(
-                Code::FieldType,
-                format!(
-                    "`{}` expects {}, found {found}",
-                    spec.name,
-                    spec.ty.describe()
-                ),
-                loc,
-            )
-            .label(format!("expected {}", spec.ty.describe()))
-            .help(format!(
-                "write `{} = ...` with {}",
-                spec.name,
-                spec.ty.describe()
-            )),
-        )
-    };
+    let wrong = |found: &str| wrong_type(loc, spec, found);
     if matches!(field.value.kind, ExprKind::Hole | ExprKind::OneOf(_)) {
         return Err(Box::new(
             Diag::error(
@@ -705,75 +687,7 @@ pub fn const_field<'db>(
         ));
     }
     match spec.ty {
-        FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio => {
-            let expected = match spec.ty {
-                FieldTy::Q(dim) => dim,
-                _ => Dim::NONE,
-            };
-            let value = match eval_const(&field.value) {
-                Ok(value) => value,
-                Err(EvalError::DivisionByZero(span)) => {
-                    return Err(Box::new(
-                        Diag::error(
-                            Code::EvalDivisionByZero,
-                            "division by zero",
-                            Loc::Decl(owner, span),
-                        )
-                        .label("this is zero")
-                        .help("divide by a non-zero value"),
-                    ));
-                }
-                Err(EvalError::NotFinite { span, nan, .. }) => {
-                    let span = span.unwrap_or(field.value.span);
-                    let inner = find_expr(&field.value, span).unwrap_or(&field.value);
-                    return Err(Box::new(not_finite(
-                        Loc::Decl(owner, span),
-                        nan,
-                        &crate::fmt::expression(inner),
-                        &format!("`{}`", spec.name),
-                    )));
-                }
-                Err(_) => {
-                    return Err(wrong(
-                        "an expression with names (catalog figures are constants)",
-                    ));
-                }
-            };
-            let Some(q) = value.quantity() else {
-                return Err(wrong("something else"));
-            };
-            if !q.dim.compatible(expected) {
-                let literal = match &field.value.kind {
-                    ExprKind::Literal { text, .. } if q.dim.is_none() => Some(text.clone()),
-                    _ => None,
-                };
-                let found = if q.dim.is_none() {
-                    "a number".to_string()
-                } else {
-                    q.dim.describe()
-                };
-                let help = literal
-                    .and_then(|text| expected.suggest(&text))
-                    .map(|s| format!("write {s}"))
-                    .unwrap_or_else(|| {
-                        format!("give `{}` a value in {}", spec.name, expected.describe())
-                    });
-                return Err(Box::new(
-                    Diag::error(
-                        Code::UnitExpected,
-                        format!("expected {}, found {found}", expected.describe()),
-                        loc,
-                    )
-                    .label(format!("`{}` is {}", spec.name, expected.describe()))
-                    .help(help),
-                ));
-            }
-            // A bare count where tokens are expected is a token count.
-            let dim = if q.dim.is_none() { expected } else { q.dim };
-            let q = crate::units::Quantity { dim, ..q };
-            check_range(owner, field, spec, q)?;
-            Ok(Value::Q(q))
-        }
+        FieldTy::Q(_) | FieldTy::Number | FieldTy::Ratio => const_quantity(owner, field, spec),
         FieldTy::Str => match &field.value.kind {
             ExprKind::Str(lit) => {
                 let text = lit.plain().ok_or_else(|| wrong("an interpolated string"))?;
@@ -788,23 +702,7 @@ pub fn const_field<'db>(
             ExprKind::Name(name) if words.contains(&name.as_str()) => {
                 Ok(Value::Symbol(name.clone()))
             }
-            ExprKind::Name(name) => {
-                let suggestion = closest(name, words.iter().copied());
-                let help = match &suggestion {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => format!("write one of {}", quote_list(words)),
-                };
-                Err(Box::new(
-                    Diag::error(
-                        Code::NameUnknown,
-                        format!("`{name}` is not one of {}", quote_list(words)),
-                        loc,
-                    )
-                    .label("unknown word")
-                    .help(help)
-                    .suggest(suggestion),
-                ))
-            }
+            ExprKind::Name(name) => Err(Box::new(unknown_word(loc, name, words))),
             _ => Err(wrong("something else")),
         },
         FieldTy::Ref(kind) => match &field.value.kind {
@@ -812,32 +710,163 @@ pub fn const_field<'db>(
             _ => Err(wrong("something else")),
         },
         FieldTy::RefList(kind) => match &field.value.kind {
-            ExprKind::List(items) => {
-                let mut values = Vec::new();
-                for item in items {
-                    match &item.kind {
-                        ExprKind::Name(name) => {
-                            values.push(lookup(scope, owner, kind, name, item.span)?)
-                        }
-                        _ => {
-                            return Err(Box::new(
-                                Diag::error(
-                                    Code::FieldType,
-                                    format!("`{}` lists {} names", spec.name, kind.keyword()),
-                                    Loc::Decl(owner, item.span),
-                                )
-                                .label("not a name")
-                                .help(format!("write {} names: `[a, b]`", kind.keyword())),
-                            ));
-                        }
-                    }
-                }
-                Ok(Value::List(values))
-            }
+            ExprKind::List(items) => const_ref_list(scope, owner, kind, items, spec),
             _ => Err(wrong("something that is not a list")),
         },
         FieldTy::Predicate | FieldTy::Message | FieldTy::Block => Err(wrong("a plain value")),
     }
+}
+
+/// The error for a field whose value is not of its schema type: `found` instead.
+fn wrong_type<'db>(loc: Loc<'db>, spec: &FieldSpec, found: &str) -> Box<Diag<'db>> {
+    Box::new(
+        Diag::error(
+            Code::FieldType,
+            format!(
+                "`{}` expects {}, found {found}",
+                spec.name,
+                spec.ty.describe()
+            ),
+            loc,
+        )
+        .label(format!("expected {}", spec.ty.describe()))
+        .help(format!(
+            "write `{} = ...` with {}",
+            spec.name,
+            spec.ty.describe()
+        )),
+    )
+}
+
+/// A constant quantity field (`Q`, `Number` or `Ratio`): evaluated, its unit checked
+/// against the schema's and its range against the field's.
+fn const_quantity<'db>(
+    owner: DeclKey<'db>,
+    field: &Field,
+    spec: &FieldSpec,
+) -> Result<Value, Box<Diag<'db>>> {
+    let loc = Loc::Decl(owner, field.value.span);
+    let wrong = |found: &str| wrong_type(loc, spec, found);
+    let expected = match spec.ty {
+        FieldTy::Q(dim) => dim,
+        _ => Dim::NONE,
+    };
+    let value = match eval_const(&field.value) {
+        Ok(value) => value,
+        Err(EvalError::DivisionByZero(span)) => {
+            return Err(Box::new(
+                Diag::error(
+                    Code::EvalDivisionByZero,
+                    "division by zero",
+                    Loc::Decl(owner, span),
+                )
+                .label("this is zero")
+                .help("divide by a non-zero value"),
+            ));
+        }
+        Err(EvalError::NotFinite { span, nan, .. }) => {
+            let span = span.unwrap_or(field.value.span);
+            let inner = find_expr(&field.value, span).unwrap_or(&field.value);
+            return Err(Box::new(not_finite(
+                Loc::Decl(owner, span),
+                nan,
+                &crate::fmt::expression(inner),
+                &format!("`{}`", spec.name),
+            )));
+        }
+        Err(_) => {
+            return Err(wrong(
+                "an expression with names (catalog figures are constants)",
+            ));
+        }
+    };
+    let Some(q) = value.quantity() else {
+        return Err(wrong("something else"));
+    };
+    if !q.dim.compatible(expected) {
+        return Err(Box::new(unit_mismatch(loc, field, spec, q, expected)));
+    }
+    // A bare count where tokens are expected is a token count.
+    let dim = if q.dim.is_none() { expected } else { q.dim };
+    let q = crate::units::Quantity { dim, ..q };
+    check_range(owner, field, spec, q)?;
+    Ok(Value::Q(q))
+}
+
+/// `deploy::unit::expected` on a constant `q` whose unit is not the field's `expected`
+/// one, with the literal rewritten in that unit where it is a bare number.
+fn unit_mismatch<'db>(
+    loc: Loc<'db>,
+    field: &Field,
+    spec: &FieldSpec,
+    q: crate::units::Quantity,
+    expected: Dim,
+) -> Diag<'db> {
+    let literal = match &field.value.kind {
+        ExprKind::Literal { text, .. } if q.dim.is_none() => Some(text.clone()),
+        _ => None,
+    };
+    let found = if q.dim.is_none() {
+        "a number".to_string()
+    } else {
+        q.dim.describe()
+    };
+    let help = literal
+        .and_then(|text| expected.suggest(&text))
+        .map(|s| format!("write {s}"))
+        .unwrap_or_else(|| format!("give `{}` a value in {}", spec.name, expected.describe()));
+    Diag::error(
+        Code::UnitExpected,
+        format!("expected {}, found {found}", expected.describe()),
+        loc,
+    )
+    .label(format!("`{}` is {}", spec.name, expected.describe()))
+    .help(help)
+}
+
+/// The error for a word that is not one of a symbol field's `words`, with the closest.
+fn unknown_word<'db>(loc: Loc<'db>, name: &str, words: &[&str]) -> Diag<'db> {
+    let suggestion = closest(name, words.iter().copied());
+    let help = match &suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => format!("write one of {}", quote_list(words)),
+    };
+    Diag::error(
+        Code::NameUnknown,
+        format!("`{name}` is not one of {}", quote_list(words)),
+        loc,
+    )
+    .label("unknown word")
+    .help(help)
+    .suggest(suggestion)
+}
+
+/// A constant list of `kind` entries: each item must name one.
+fn const_ref_list<'db>(
+    scope: &Scope<'db>,
+    owner: DeclKey<'db>,
+    kind: DeclKind,
+    items: &[Expr],
+    spec: &FieldSpec,
+) -> Result<Value, Box<Diag<'db>>> {
+    let mut values = Vec::new();
+    for item in items {
+        match &item.kind {
+            ExprKind::Name(name) => values.push(lookup(scope, owner, kind, name, item.span)?),
+            _ => {
+                return Err(Box::new(
+                    Diag::error(
+                        Code::FieldType,
+                        format!("`{}` lists {} names", spec.name, kind.keyword()),
+                        Loc::Decl(owner, item.span),
+                    )
+                    .label("not a name")
+                    .help(format!("write {} names: `[a, b]`", kind.keyword())),
+                ));
+            }
+        }
+    }
+    Ok(Value::List(values))
 }
 
 /// `deploy::eval::overflow` on an expression whose value is not a finite number: too

@@ -1095,9 +1095,6 @@ fn support_figures(inputs: &Inputs<'_, '_>, figures: &mut Figures) {
 
 /// Computes every figure; a figure that cannot be computed says what is missing.
 pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
-    let context = inputs.context as f64;
-    let seqs = inputs.seqs as f64;
-    let count = inputs.count as f64;
     let engines_ok = inputs
         .quant
         .runs_on_engine(inputs.engine_name, inputs.engine);
@@ -1126,123 +1123,213 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             return estimate;
         }
     };
-    let offloading = inputs.may_offload();
-    let place = |c: f64| {
-        if offloading {
-            mem.place(c, seqs, count)
-        } else {
-            None
-        }
-    };
-    let placement = place(context);
-    let host_memory = inputs.host.and_then(|host| host.memory);
-    let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
-    let kv = mem.kv_total(context, seqs);
-    let total = mem.weights
-        + kv
-        + mem.drafter_total(context, seqs)
-        + mem.overhead * count * mem.plan.stages.max(1.0);
-    let window = inputs.model.as_model().max_context;
-    let no_memory = if inputs.on_cpu() {
-        missing("the deployment's host has no `memory`".to_string())
-    } else {
-        missing(format!("`{}` has no `memory`", inputs.gpu_name))
-    };
-    let (gpu_layers, host_bytes) = match placement {
-        Some(p) => (p.gpu_layers, p.host),
-        None if inputs.on_cpu() => (0.0, per_gpu),
-        None => (mem.layers, 0.0),
-    };
-    let mut figures = Figures {
-        weights_memory: Ok(mem.weights),
-        kv_memory: Ok(kv),
-        overhead_memory: Ok(mem.overhead),
-        total_memory: Ok(total),
-        memory_per_gpu: Ok(per_gpu),
-        kv_heads_replicated: Ok(mem.replicated),
-        quant_runs_on_engine: Ok(engines_ok),
-        gpu_layers: Ok(gpu_layers),
-        host_memory: Ok(host_bytes),
-        offloaded: Ok(placement.is_some()),
-        host_usable_memory: host_memory
-            .ok_or_else(|| missing("the deployment's host has no `memory`".to_string())),
-        usable_memory: Err(no_memory.clone()),
-        utilization: Err(no_memory.clone()),
-        headroom: Err(no_memory.clone()),
-        fits: Err(no_memory.clone()),
-        max_context: Err(no_memory.clone()),
-        fit_advice: Err(no_memory.clone()),
-        comfortable_context: Err(no_memory.clone()),
-        ..Figures::unavailable(&EvalError::Invalid)
-    };
+    let sizing = Sizing::new(inputs, &mem);
+    let mut figures = sizing.figures(engines_ok);
     support_figures(inputs, &mut figures);
-    let shown = offloading || inputs.on_cpu();
-    let mut breakdown = Breakdown {
-        weights_bytes: mem.weights.round() as i128,
-        weights_source: if mem.from_files {
-            "files"
-        } else if inputs.support() == Support::Upcast {
-            "params × 16 bits (upcast)"
-        } else {
-            "params × bpw"
-        },
-        kv_bytes: kv.round() as i128,
-        overhead_bytes: mem.overhead.round() as i128,
-        total_bytes: total.round() as i128,
-        per_gpu_bytes: per_gpu.round() as i128,
-        usable_bytes: None,
-        utilization: None,
-        verdict: None,
-        max_context: None,
-        physical_max_context: None,
-        model_max_context: window.map(|w| w as u64),
-        mha_kv_bytes: mem
-            .mha_per_token
-            .map(|m| (m * context * seqs).round() as i128),
-        kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
-        kv_heads_replicated: mem.replicated,
-        offload: shown.then_some(if offloading {
-            OffloadMode::Auto
-        } else {
-            OffloadMode::None
-        }),
-        gpu_layers: shown.then_some(gpu_layers as u64),
-        layers: shown.then_some(mem.layers as u64),
-        host_bytes: shown.then_some(host_bytes.round() as i128),
-        host_memory_bytes: host_memory.filter(|_| shown).map(|m| m.round() as i128),
-        host: inputs.host_name.filter(|_| shown).map(str::to_string),
-        engine_memory: EngineMemory::of(&mem.engine),
-        kv_budget_bytes: None,
-        kv_capacity_tokens: None,
-        peak_per_gpu_bytes: None,
-        startup_failure: None,
-    };
+    let mut breakdown = sizing.breakdown();
     let startup = mem.startup(
-        context,
-        seqs,
-        count,
-        placement.is_none() && !inputs.on_cpu(),
+        sizing.context,
+        sizing.seqs,
+        sizing.count,
+        sizing.placement.is_none() && !inputs.on_cpu(),
     );
     engine_figures(inputs, &mem, startup.as_ref(), &mut figures, &mut breakdown);
     let started = startup.is_none_or(|s| s.failure.is_none());
     if let Some(usable) = mem.usable {
-        let utilization = per_gpu / usable;
+        sizing.fit_figures(usable, started, &mut figures, &mut breakdown);
+    }
+    // The KV budget the engine allocates at startup: what the simulator admits requests
+    // against.
+    let kv_budget = startup.as_ref().map(|s| s.kv_budget);
+    speed_and_cost(inputs, &mem, sizing.placement, kv_budget, &mut figures);
+    figures.reject_non_finite();
+    Estimate {
+        figures,
+        breakdown: Some(breakdown),
+    }
+}
+
+/// What an estimate's memory figures share: the memory model, where `offload = auto`
+/// places the layers at the deployment's context, and the sizes that follow.
+struct Sizing<'s, 'a, 'db> {
+    inputs: &'s Inputs<'a, 'db>,
+    mem: &'s Memory,
+    context: f64,
+    seqs: f64,
+    count: f64,
+    offloading: bool,
+    placement: Option<Placement>,
+    host_memory: Option<f64>,
+    per_gpu: f64,
+    kv: f64,
+    total: f64,
+    window: Option<f64>,
+    gpu_layers: f64,
+    host_bytes: f64,
+}
+
+/// The largest contexts that fit: on the hardware, within the model's window, and with
+/// room to spare.
+struct FitContexts {
+    physical: f64,
+    largest: f64,
+    comfortable: f64,
+}
+
+impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
+    /// The placement and sizes at the deployment's context.
+    fn new(inputs: &'s Inputs<'a, 'db>, mem: &'s Memory) -> Self {
+        let context = inputs.context as f64;
+        let seqs = inputs.seqs as f64;
+        let count = inputs.count as f64;
+        let offloading = inputs.may_offload();
+        let placement = if offloading {
+            mem.place(context, seqs, count)
+        } else {
+            None
+        };
+        let host_memory = inputs.host.and_then(|host| host.memory);
+        let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
+        let kv = mem.kv_total(context, seqs);
+        let total = mem.weights
+            + kv
+            + mem.drafter_total(context, seqs)
+            + mem.overhead * count * mem.plan.stages.max(1.0);
+        let window = inputs.model.as_model().max_context;
+        let (gpu_layers, host_bytes) = match placement {
+            Some(p) => (p.gpu_layers, p.host),
+            None if inputs.on_cpu() => (0.0, per_gpu),
+            None => (mem.layers, 0.0),
+        };
+        Sizing {
+            inputs,
+            mem,
+            context,
+            seqs,
+            count,
+            offloading,
+            placement,
+            host_memory,
+            per_gpu,
+            kv,
+            total,
+            window,
+            gpu_layers,
+            host_bytes,
+        }
+    }
+
+    /// The placement at context `c`: `None` without offload or when every layer fits.
+    fn place(&self, c: f64) -> Option<Placement> {
+        if self.offloading {
+            self.mem.place(c, self.seqs, self.count)
+        } else {
+            None
+        }
+    }
+
+    /// The memory figures; those that need the GPU's memory say it is missing until
+    /// [`Sizing::fit_figures`] fills them.
+    fn figures(&self, engines_ok: bool) -> Figures {
+        let (inputs, mem) = (self.inputs, self.mem);
+        let no_memory = if inputs.on_cpu() {
+            missing("the deployment's host has no `memory`".to_string())
+        } else {
+            missing(format!("`{}` has no `memory`", inputs.gpu_name))
+        };
+        Figures {
+            weights_memory: Ok(mem.weights),
+            kv_memory: Ok(self.kv),
+            overhead_memory: Ok(mem.overhead),
+            total_memory: Ok(self.total),
+            memory_per_gpu: Ok(self.per_gpu),
+            kv_heads_replicated: Ok(mem.replicated),
+            quant_runs_on_engine: Ok(engines_ok),
+            gpu_layers: Ok(self.gpu_layers),
+            host_memory: Ok(self.host_bytes),
+            offloaded: Ok(self.placement.is_some()),
+            host_usable_memory: self
+                .host_memory
+                .ok_or_else(|| missing("the deployment's host has no `memory`".to_string())),
+            usable_memory: Err(no_memory.clone()),
+            utilization: Err(no_memory.clone()),
+            headroom: Err(no_memory.clone()),
+            fits: Err(no_memory.clone()),
+            max_context: Err(no_memory.clone()),
+            fit_advice: Err(no_memory.clone()),
+            comfortable_context: Err(no_memory.clone()),
+            ..Figures::unavailable(&EvalError::Invalid)
+        }
+    }
+
+    /// The memory breakdown; the fit and the engine's startup are filled in later.
+    fn breakdown(&self) -> Breakdown {
+        let (inputs, mem) = (self.inputs, self.mem);
+        let (context, seqs) = (self.context, self.seqs);
+        let shown = self.offloading || inputs.on_cpu();
+        Breakdown {
+            weights_bytes: mem.weights.round() as i128,
+            weights_source: if mem.from_files {
+                "files"
+            } else if inputs.support() == Support::Upcast {
+                "params × 16 bits (upcast)"
+            } else {
+                "params × bpw"
+            },
+            kv_bytes: self.kv.round() as i128,
+            overhead_bytes: mem.overhead.round() as i128,
+            total_bytes: self.total.round() as i128,
+            per_gpu_bytes: self.per_gpu.round() as i128,
+            usable_bytes: None,
+            utilization: None,
+            verdict: None,
+            max_context: None,
+            physical_max_context: None,
+            model_max_context: self.window.map(|w| w as u64),
+            mha_kv_bytes: mem
+                .mha_per_token
+                .map(|m| (m * context * seqs).round() as i128),
+            kv_heads_per_gpu: mem.kv_heads_per_gpu.map(|h| h as u64),
+            kv_heads_replicated: mem.replicated,
+            offload: shown.then_some(if self.offloading {
+                OffloadMode::Auto
+            } else {
+                OffloadMode::None
+            }),
+            gpu_layers: shown.then_some(self.gpu_layers as u64),
+            layers: shown.then_some(mem.layers as u64),
+            host_bytes: shown.then_some(self.host_bytes.round() as i128),
+            host_memory_bytes: self
+                .host_memory
+                .filter(|_| shown)
+                .map(|m| m.round() as i128),
+            host: inputs.host_name.filter(|_| shown).map(str::to_string),
+            engine_memory: EngineMemory::of(&mem.engine),
+            kv_budget_bytes: None,
+            kv_capacity_tokens: None,
+            peak_per_gpu_bytes: None,
+            startup_failure: None,
+        }
+    }
+
+    /// The largest contexts that fit in `usable` bytes per GPU.
+    fn fit_contexts(&self, usable: f64) -> FitContexts {
+        let (mem, seqs, count) = (self.mem, self.seqs, self.count);
+        let host_memory = self.host_memory;
+        let window = self.window;
         // Whether a context fits with a share of the memory: with offload, the host's
         // memory holds what the GPUs cannot.
-        let fits_at = |c: f64, share: f64| match place(c) {
+        let fits_at = |c: f64, share: f64| match self.place(c) {
             Some(p) => host_memory.is_some_and(|m| p.host <= m * share),
             None => mem.per_gpu(c, seqs, count) <= usable * share,
         };
-        let fits_now = match placement {
-            Some(p) => host_memory.map(|m| p.host <= m),
-            None => Some(per_gpu <= usable && started),
-        };
         let physical = largest_context(|c| fits_at(c, 1.0));
         let largest = physical.min(window.unwrap_or(f64::INFINITY));
-        let comfortable = if offloading {
+        let comfortable = if self.offloading {
             // Offload fills the GPUs by design: room is kept in host memory.
             largest_context(|c| {
-                place(c).is_none_or(|p| host_memory.is_some_and(|m| p.host <= m * TIGHT_ABOVE))
+                self.place(c)
+                    .is_none_or(|p| host_memory.is_some_and(|m| p.host <= m * TIGHT_ABOVE))
             })
         } else {
             largest_context(|c| fits_at(c, TIGHT_ABOVE))
@@ -1254,6 +1341,34 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         } else {
             comfortable
         };
+        FitContexts {
+            physical,
+            largest,
+            comfortable,
+        }
+    }
+
+    /// The figures and breakdown entries that need the GPU's usable memory: utilization,
+    /// whether the deployment fits, the largest contexts and the advice.
+    fn fit_figures(
+        &self,
+        usable: f64,
+        started: bool,
+        figures: &mut Figures,
+        breakdown: &mut Breakdown,
+    ) {
+        let (inputs, mem) = (self.inputs, self.mem);
+        let (placement, per_gpu, host_memory) = (self.placement, self.per_gpu, self.host_memory);
+        let utilization = per_gpu / usable;
+        let fits_now = match placement {
+            Some(p) => host_memory.map(|m| p.host <= m),
+            None => Some(per_gpu <= usable && started),
+        };
+        let FitContexts {
+            physical,
+            largest,
+            comfortable,
+        } = self.fit_contexts(usable);
         figures.usable_memory = Ok(usable);
         figures.utilization = Ok(utilization);
         figures.headroom = Ok(1.0 - utilization);
@@ -1263,8 +1378,8 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
             Some(fits) => {
                 figures.fits = Ok(fits);
                 figures.fit_advice = Ok(match placement {
-                    Some(p) => offload_advice(inputs, &mem, &p, host_memory, largest),
-                    None => fit_advice(inputs, &mem, usable, largest),
+                    Some(p) => offload_advice(inputs, mem, &p, host_memory, largest),
+                    None => fit_advice(inputs, mem, usable, largest),
                 });
             }
             None => {
@@ -1288,15 +1403,6 @@ pub fn estimate(inputs: &Inputs<'_, '_>) -> Estimate {
         });
         breakdown.max_context = Some(largest as u64);
         breakdown.physical_max_context = Some(physical as u64);
-    }
-    // The KV budget the engine allocates at startup: what the simulator admits requests
-    // against.
-    let kv_budget = startup.as_ref().map(|s| s.kv_budget);
-    speed_and_cost(inputs, &mem, placement, kv_budget, &mut figures);
-    figures.reject_non_finite();
-    Estimate {
-        figures,
-        breakdown: Some(breakdown),
     }
 }
 
@@ -1481,11 +1587,6 @@ fn speed_and_cost(
     kv_budget: Option<f64>,
     figures: &mut Figures,
 ) {
-    let seqs = inputs.seqs as f64;
-    let count = inputs.count as f64;
-    let model = inputs.model;
-    let gpu = inputs.gpu;
-    let no = |field: &str| missing(format!("`{}` has no `{field}`", inputs.gpu_name));
     let on_cpu = inputs.on_cpu();
     let host = inputs.host.unwrap_or_default();
     let no_host = || missing("the deployment's host has no `bandwidth`".to_string());
@@ -1495,47 +1596,94 @@ fn speed_and_cost(
     } else if placement.is_some() && host.bandwidth.is_none() {
         None
     } else {
-        gpu.as_gpu().bandwidth
+        inputs.gpu.as_gpu().bandwidth
     };
     let Some(bandwidth) = bandwidth else {
         let why = if on_cpu || placement.is_some() {
             no_host()
         } else {
-            no("bandwidth")
+            gpu_lacks(inputs, "bandwidth")
         };
-        for figure in [
-            &mut figures.decode_tps,
-            &mut figures.decode_tps_low,
-            &mut figures.decode_tps_high,
-            &mut figures.throughput,
-            &mut figures.prefill_tps,
-            &mut figures.prefill_tps_low,
-            &mut figures.prefill_tps_high,
-            &mut figures.ttft,
-            &mut figures.throughput_low,
-            &mut figures.throughput_high,
-            &mut figures.tpot,
-            &mut figures.tpot_low,
-            &mut figures.tpot_high,
-            &mut figures.ttft_low,
-            &mut figures.ttft_high,
-            &mut figures.ttft_p99,
-            &mut figures.tpot_p99,
-            &mut figures.ttft_p50,
-            &mut figures.tpot_p50,
-            &mut figures.queue,
-            &mut figures.running,
-            &mut figures.cost_per_mtok,
-            &mut figures.replicas_needed,
-            &mut figures.load,
-            &mut figures.required_throughput,
-        ] {
-            *figure = Err(why.clone());
-        }
-        figures.bound = Err(why);
+        no_speed(figures, why);
         insert_cost(inputs, figures, None);
         return;
     };
+    let (speed_inputs, decode_context) = speed_inputs(inputs, mem, placement, bandwidth);
+    // Attention kernels multiply at 16 bit, at the share of that peak the GPU's best matrix
+    // multiplies reach.
+    let bf16_peak = sixteen_bit_peak(inputs.gpu, inputs.arch)
+        .map(|peak| peak * matmul_share(inputs.gpu, inputs.arch, TensorType::Bf16).0)
+        .filter(|_| !on_cpu);
+    // Serving engines (`kernels = serving`) batch continuously on the GPUs; llama.cpp-style
+    // kernels, offloaded layers and the CPU take the single-stream roofline.
+    let serving = speed_inputs.serving_engine && placement.is_none() && !on_cpu;
+    let speed = if serving {
+        speed::serve(
+            &speed_inputs,
+            &serving_inputs(inputs, mem, decode_context, bf16_peak, kv_budget),
+        )
+    } else {
+        speed::estimate(&speed_inputs)
+    };
+    speed_figures(inputs, &speed, serving, figures);
+    let served = workload_figures(inputs, &speed, figures);
+    let produced = served.unwrap_or(speed.throughput_tps * inputs.replicas as f64);
+    insert_cost(inputs, figures, Some(produced));
+}
+
+/// The error of a figure that needs `field` of the deployment's GPU, which it lacks.
+fn gpu_lacks(inputs: &Inputs<'_, '_>, field: &str) -> EvalError {
+    missing(format!("`{}` has no `{field}`", inputs.gpu_name))
+}
+
+/// Without a memory bandwidth: every speed, latency and workload figure is `why`.
+fn no_speed(figures: &mut Figures, why: EvalError) {
+    for figure in [
+        &mut figures.decode_tps,
+        &mut figures.decode_tps_low,
+        &mut figures.decode_tps_high,
+        &mut figures.throughput,
+        &mut figures.prefill_tps,
+        &mut figures.prefill_tps_low,
+        &mut figures.prefill_tps_high,
+        &mut figures.ttft,
+        &mut figures.throughput_low,
+        &mut figures.throughput_high,
+        &mut figures.tpot,
+        &mut figures.tpot_low,
+        &mut figures.tpot_high,
+        &mut figures.ttft_low,
+        &mut figures.ttft_high,
+        &mut figures.ttft_p99,
+        &mut figures.tpot_p99,
+        &mut figures.ttft_p50,
+        &mut figures.tpot_p50,
+        &mut figures.queue,
+        &mut figures.running,
+        &mut figures.cost_per_mtok,
+        &mut figures.replicas_needed,
+        &mut figures.load,
+        &mut figures.required_throughput,
+    ] {
+        *figure = Err(why.clone());
+    }
+    figures.bound = Err(why);
+}
+
+/// The speed model's inputs at memory bandwidth `bandwidth`, and the context decode
+/// reads the KV of on average.
+fn speed_inputs(
+    inputs: &Inputs<'_, '_>,
+    mem: &Memory,
+    placement: Option<Placement>,
+    bandwidth: f64,
+) -> (speed::SpeedInputs, f64) {
+    let seqs = inputs.seqs as f64;
+    let count = inputs.count as f64;
+    let model = inputs.model;
+    let gpu = inputs.gpu;
+    let on_cpu = inputs.on_cpu();
+    let host = inputs.host.unwrap_or_default();
     let unified = gpu.unified_memory();
     let link = gpu.as_gpu().link_bandwidth.unwrap_or(
         if gpu.as_gpu().interconnect == Some(Interconnect::Nvlink) {
@@ -1563,37 +1711,8 @@ fn speed_and_cost(
             gpu.as_gpu().family,
         )
     };
-    // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
-    // inference kernels accumulate in FP16 at twice that rate.
-    // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
-    // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
-    let tensor_peak = match (inputs.support(), inputs.quant.as_quant().tensor) {
-        (Support::Native, Some(TensorType::Fp8)) => {
-            gpu.as_gpu().fp8.map(|peak| peak * tensor_share(inputs))
-        }
-        _ => None,
-    };
     let serving_kernels = serving_kernels(inputs.engine, Some(inputs.quant), Some(gpu));
-    let peak = if serving_kernels {
-        // Serving engines' matrix multiplies run at the format's own tensor peak where the
-        // GPU runs it natively (FP8 on Ada/Hopper, FP4 on Blackwell), else at 16 bit; their
-        // 16-bit GEMMs accumulate in FP32, the rate the catalog records for every card.
-        serving_peak(inputs)
-    } else {
-        tensor_peak.or_else(|| gpu.as_gpu().bf16).map(|peak| {
-            if family == speed::Family::Geforce {
-                peak * 2.0
-            } else {
-                peak
-            }
-        })
-    }
-    .filter(|_| !on_cpu);
-    // Attention kernels multiply at 16 bit, at the share of that peak the GPU's best matrix
-    // multiplies reach.
-    let bf16_peak = sixteen_bit_peak(gpu, inputs.arch)
-        .map(|peak| peak * matmul_share(gpu, inputs.arch, TensorType::Bf16).0)
-        .filter(|_| !on_cpu);
+    let peak = matmul_peak(inputs, family, serving_kernels);
     let speed_inputs = speed::SpeedInputs {
         family,
         backend,
@@ -1628,17 +1747,52 @@ fn speed_and_cost(
         host_bandwidth: host.bandwidth.unwrap_or(0.0),
         pcie_bandwidth: host.pcie.unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
     };
-    // Serving engines (`kernels = serving`) batch continuously on the GPUs; llama.cpp-style
-    // kernels, offloaded layers and the CPU take the single-stream roofline.
-    let serving = speed_inputs.serving_engine && placement.is_none() && !on_cpu;
-    let speed = if serving {
-        speed::serve(
-            &speed_inputs,
-            &serving_inputs(inputs, mem, decode_context, bf16_peak, kv_budget),
-        )
-    } else {
-        speed::estimate(&speed_inputs)
+    (speed_inputs, decode_context)
+}
+
+/// The peak rate of the model's matrix multiplies on the GPU; `None` on the CPU.
+fn matmul_peak(
+    inputs: &Inputs<'_, '_>,
+    family: speed::Family,
+    serving_kernels: bool,
+) -> Option<f64> {
+    let gpu = inputs.gpu;
+    // The catalog records GeForce tensor figures with FP32 accumulate; half-precision
+    // inference kernels accumulate in FP16 at twice that rate.
+    // A format that runs natively on lower-precision tensor cores (FP8 on Ada/Hopper)
+    // multiplies at that type's peak; weight-only kernels and upcast weights at 16 bit.
+    let tensor_peak = match (inputs.support(), inputs.quant.as_quant().tensor) {
+        (Support::Native, Some(TensorType::Fp8)) => {
+            gpu.as_gpu().fp8.map(|peak| peak * tensor_share(inputs))
+        }
+        _ => None,
     };
+    if serving_kernels {
+        // Serving engines' matrix multiplies run at the format's own tensor peak where the
+        // GPU runs it natively (FP8 on Ada/Hopper, FP4 on Blackwell), else at 16 bit; their
+        // 16-bit GEMMs accumulate in FP32, the rate the catalog records for every card.
+        serving_peak(inputs)
+    } else {
+        tensor_peak.or_else(|| gpu.as_gpu().bf16).map(|peak| {
+            if family == speed::Family::Geforce {
+                peak * 2.0
+            } else {
+                peak
+            }
+        })
+    }
+    .filter(|_| !inputs.on_cpu())
+}
+
+/// Records the speed model's figures: decode, throughput, per-token and first-token
+/// latency, their spread, and what bounds them.
+fn speed_figures(
+    inputs: &Inputs<'_, '_>,
+    speed: &speed::Speed,
+    serving: bool,
+    figures: &mut Figures,
+) {
+    let on_cpu = inputs.on_cpu();
     figures.decode_tps = Ok(speed.decode_tps);
     figures.decode_tps_low = Ok(speed.decode_tps_low);
     figures.decode_tps_high = Ok(speed.decode_tps_high);
@@ -1675,7 +1829,7 @@ fn speed_and_cost(
         if on_cpu {
             missing("the CPU's prompt speed is not modelled (`gpu = cpu`)".to_string())
         } else {
-            no("bf16")
+            gpu_lacks(inputs, "bf16")
         }
     };
     figures.prefill_tps = speed.prefill_tps.ok_or_else(no_peak);
@@ -1689,9 +1843,19 @@ fn speed_and_cost(
         None if serving => Err(no_peak()),
         None => Err(single_stream()),
     };
+}
+
+/// Records the workload's figures and returns the tokens produced per second, or `None`
+/// without a workload.
+fn workload_figures(
+    inputs: &Inputs<'_, '_>,
+    speed: &speed::Speed,
+    figures: &mut Figures,
+) -> Option<f64> {
+    let seqs = inputs.seqs as f64;
     // A workload: requests in flight follow Little's law (rate × time per request); each
     // replica serves `seqs` of them at once.
-    let served = match (inputs.rate, inputs.output) {
+    match (inputs.rate, inputs.output) {
         (Some(rate_rps), Some(output)) => {
             // A request holds a running slot from its first prompt chunk to its last token:
             // the wait before it (the simulated `queue`) holds none.
@@ -1712,9 +1876,7 @@ fn speed_and_cost(
             figures.load = Err(none);
             None
         }
-    };
-    let produced = served.unwrap_or(speed.throughput_tps * inputs.replicas as f64);
-    insert_cost(inputs, figures, Some(produced));
+    }
 }
 
 /// `cost_per_hour`, and `cost_per_mtok` over the tokens produced per second, with how

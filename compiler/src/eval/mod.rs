@@ -16,7 +16,7 @@ use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc};
 use crate::names::{Scope, closest};
 use crate::span::Span;
-use crate::syntax::ast::{BinaryOp, DeclKind, Expr, ExprKind, StrLit, StrPart, UnaryOp};
+use crate::syntax::ast::{BinaryOp, DeclKind, Expr, ExprKind, Ident, StrLit, StrPart, UnaryOp};
 use crate::units::{Dim, Quantity};
 use figures::{PROPERTIES, property};
 use schema::{FieldTy, WORKLOAD, field_spec, schema};
@@ -188,125 +188,135 @@ impl<'db> Checker<'_, 'db> {
                 ok.then_some(Ty::List)
             }
             ExprKind::Paren(inner) => self.expr(inner),
-            ExprKind::Unary(op, operand) => {
-                let ty = self.expr(operand)?;
-                match (op, ty) {
-                    (UnaryOp::Neg, Ty::Q(dim)) => Some(Ty::Q(dim)),
-                    (UnaryOp::Not, Ty::Bool) => Some(Ty::Bool),
-                    (UnaryOp::Neg, other) => {
-                        self.mismatch(expr.span, format!("cannot negate {}", other.describe()));
-                        None
-                    }
-                    (UnaryOp::Not, other) => {
-                        self.mismatch(
-                            expr.span,
-                            format!("`not` needs true/false, found {}", other.describe()),
-                        );
-                        None
-                    }
-                }
-            }
+            ExprKind::Unary(op, operand) => self.unary(expr, *op, operand),
             ExprKind::Binary(op, lhs, rhs) => self.binary(expr, *op, lhs, rhs),
-            ExprKind::Access(base, field) => {
-                let ty = self.expr(base)?;
-                let spec = match ty {
-                    Ty::Ref(kind) => field_spec(kind, &field.name).map(|s| (s, kind.keyword())),
-                    Ty::Workload => WORKLOAD
-                        .iter()
-                        .find(|s| s.name == field.name)
-                        .map(|s| (s, "workload")),
-                    other => {
-                        self.mismatch(field.span, format!("{} has no fields", other.describe()));
-                        return None;
-                    }
-                };
-                match spec {
-                    Some((spec, _)) => Some(Ty::of_field(spec.ty)),
-                    None => {
-                        let candidates: Vec<&str> = match ty {
-                            Ty::Ref(kind) => schema(kind).iter().map(|s| s.name).collect(),
-                            _ => WORKLOAD.iter().map(|s| s.name).collect(),
-                        };
-                        let suggestion = closest(&field.name, candidates.iter().copied());
-                        let help = match &suggestion {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => format!("the fields are {}", schema::quote_list(&candidates)),
-                        };
-                        self.diags.push(
-                            Diag::error(
-                                Code::FieldUnknown,
-                                format!("{} has no field `{}`", ty.describe(), field.name),
-                                self.loc(field.span),
-                            )
-                            .label("unknown field")
-                            .help(help)
-                            .suggest(suggestion),
-                        );
-                        None
-                    }
-                }
+            ExprKind::Access(base, field) => self.access(base, field),
+            ExprKind::Call(name, args) => self.call(expr, name, args),
+        }
+    }
+
+    /// The type of `op operand` (`expr`): a negated quantity or a negated boolean.
+    fn unary(&mut self, expr: &Expr, op: UnaryOp, operand: &Expr) -> Option<Ty> {
+        let ty = self.expr(operand)?;
+        match (op, ty) {
+            (UnaryOp::Neg, Ty::Q(dim)) => Some(Ty::Q(dim)),
+            (UnaryOp::Not, Ty::Bool) => Some(Ty::Bool),
+            (UnaryOp::Neg, other) => {
+                self.mismatch(expr.span, format!("cannot negate {}", other.describe()));
+                None
             }
-            ExprKind::Call(name, args) => {
-                let mut tys = Vec::new();
-                for arg in args {
-                    tys.push(self.expr(arg)?);
-                }
-                if !FUNCTIONS.contains(&name.name.as_str()) {
-                    let suggestion = closest(&name.name, FUNCTIONS.iter().copied());
-                    let help = match &suggestion {
-                        Some(s) => format!("did you mean `{s}`?"),
-                        None => format!("the functions are {}", schema::quote_list(FUNCTIONS)),
-                    };
-                    self.diags.push(
-                        Diag::error(
-                            Code::NameUnknownFunction,
-                            format!("there is no function `{}`", name.name),
-                            self.loc(name.span),
-                        )
-                        .label("unknown function")
-                        .help(help)
-                        .suggest(suggestion),
-                    );
-                    return None;
-                }
-                let single = matches!(name.name.as_str(), "abs" | "ceil" | "floor");
-                if args.is_empty() || (single && args.len() != 1) {
-                    self.mismatch(
-                        expr.span,
-                        format!(
-                            "`{}` takes {}",
-                            name.name,
-                            if single {
-                                "one argument"
-                            } else {
-                                "one or more arguments"
-                            }
-                        ),
-                    );
-                    return None;
-                }
-                let mut dim = None;
-                for (arg, ty) in args.iter().zip(&tys) {
-                    let Ty::Q(d) = ty else {
-                        self.mismatch(
-                            arg.span,
-                            format!("`{}` needs quantities, found {}", name.name, ty.describe()),
-                        );
-                        return None;
-                    };
-                    match dim {
-                        None => dim = Some(*d),
-                        Some(first) if !first.compatible(*d) => {
-                            self.unit_mismatch(&args[0], first, arg, *d, "mixed in one call");
-                            return None;
-                        }
-                        Some(first) if first.is_none() => dim = Some(*d),
-                        Some(_) => {}
-                    }
-                }
-                dim.map(Ty::Q)
+            (UnaryOp::Not, other) => {
+                self.mismatch(
+                    expr.span,
+                    format!("`not` needs true/false, found {}", other.describe()),
+                );
+                None
             }
         }
+    }
+
+    /// The type of `base.field`: a field of a catalog entry or of the workload.
+    fn access(&mut self, base: &Expr, field: &Ident) -> Option<Ty> {
+        let ty = self.expr(base)?;
+        let spec = match ty {
+            Ty::Ref(kind) => field_spec(kind, &field.name).map(|s| (s, kind.keyword())),
+            Ty::Workload => WORKLOAD
+                .iter()
+                .find(|s| s.name == field.name)
+                .map(|s| (s, "workload")),
+            other => {
+                self.mismatch(field.span, format!("{} has no fields", other.describe()));
+                return None;
+            }
+        };
+        match spec {
+            Some((spec, _)) => Some(Ty::of_field(spec.ty)),
+            None => {
+                let candidates: Vec<&str> = match ty {
+                    Ty::Ref(kind) => schema(kind).iter().map(|s| s.name).collect(),
+                    _ => WORKLOAD.iter().map(|s| s.name).collect(),
+                };
+                let suggestion = closest(&field.name, candidates.iter().copied());
+                let help = match &suggestion {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("the fields are {}", schema::quote_list(&candidates)),
+                };
+                self.diags.push(
+                    Diag::error(
+                        Code::FieldUnknown,
+                        format!("{} has no field `{}`", ty.describe(), field.name),
+                        self.loc(field.span),
+                    )
+                    .label("unknown field")
+                    .help(help)
+                    .suggest(suggestion),
+                );
+                None
+            }
+        }
+    }
+
+    /// The type of the call `name(args)` (`expr`): one of [`FUNCTIONS`] over quantities
+    /// of one unit.
+    fn call(&mut self, expr: &Expr, name: &Ident, args: &[Expr]) -> Option<Ty> {
+        let mut tys = Vec::new();
+        for arg in args {
+            tys.push(self.expr(arg)?);
+        }
+        if !FUNCTIONS.contains(&name.name.as_str()) {
+            let suggestion = closest(&name.name, FUNCTIONS.iter().copied());
+            let help = match &suggestion {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("the functions are {}", schema::quote_list(FUNCTIONS)),
+            };
+            self.diags.push(
+                Diag::error(
+                    Code::NameUnknownFunction,
+                    format!("there is no function `{}`", name.name),
+                    self.loc(name.span),
+                )
+                .label("unknown function")
+                .help(help)
+                .suggest(suggestion),
+            );
+            return None;
+        }
+        let single = matches!(name.name.as_str(), "abs" | "ceil" | "floor");
+        if args.is_empty() || (single && args.len() != 1) {
+            self.mismatch(
+                expr.span,
+                format!(
+                    "`{}` takes {}",
+                    name.name,
+                    if single {
+                        "one argument"
+                    } else {
+                        "one or more arguments"
+                    }
+                ),
+            );
+            return None;
+        }
+        let mut dim = None;
+        for (arg, ty) in args.iter().zip(&tys) {
+            let Ty::Q(d) = ty else {
+                self.mismatch(
+                    arg.span,
+                    format!("`{}` needs quantities, found {}", name.name, ty.describe()),
+                );
+                return None;
+            };
+            match dim {
+                None => dim = Some(*d),
+                Some(first) if !first.compatible(*d) => {
+                    self.unit_mismatch(&args[0], first, arg, *d, "mixed in one call");
+                    return None;
+                }
+                Some(first) if first.is_none() => dim = Some(*d),
+                Some(_) => {}
+            }
+        }
+        dim.map(Ty::Q)
     }
 
     fn not_quantities(&mut self, expr: &Expr, op: BinaryOp, left: Ty, right: Ty) -> Option<Ty> {

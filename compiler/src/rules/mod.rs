@@ -529,6 +529,16 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
     } = cx;
     diags.extend(rejected_inputs(db, scope, key, decl, env));
     diags.extend(figures_not_finite(key, decl, env));
+    check_requires(cx, env, diags);
+    check_rules(cx, env, diags);
+}
+
+/// The deployment's own requires and objectives: the type checker's diagnostics, then
+/// the requires that fail.
+fn check_requires<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec<Diag<'db>>) {
+    let Cx {
+        scope, key, decl, ..
+    } = cx;
     let mut checker = Checker {
         scope,
         anchor: key,
@@ -546,7 +556,12 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
     }
     diags.extend(checker.diags);
     diags.extend(failures);
+}
 
+/// Every rule in scope whose `when` holds for the deployment, less those it allows,
+/// those replaced by a rule that `extends` them and those with errors of their own.
+fn check_rules<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec<Diag<'db>>) {
+    let Cx { db, scope, .. } = cx;
     let allowed: BTreeSet<String> = match env.fields.get("allow") {
         Some(Value::List(items)) => items.iter().map(Value::display).collect(),
         _ => BTreeSet::new(),
@@ -580,115 +595,152 @@ pub fn check<'db>(cx: Cx<'_, 'db>, env: &DeploymentEnv<'_, 'db>, diags: &mut Vec
         let Some(when) = entry.exprs.get("when") else {
             continue;
         };
-        let severity = match entry.fields.get("level") {
-            Some(Value::Symbol(level)) => match Level::parse(level) {
-                Some(Level::Error) => Severity::Error,
-                Some(Level::Info) => Severity::Info,
-                Some(Level::Warn) | None => Severity::Warning,
-            },
-            _ => Severity::Warning,
-        };
-        let at = Loc::Decl(key, decl.name.span);
-        match eval(env, when) {
-            Ok(Value::Bool(true)) => {}
-            Ok(_) => continue,
-            Err(EvalError::Missing(missing)) => {
-                // One note per deployment: the estimate lacks a figure, so the rules
-                // that need it are skipped.
-                if !reported_missing {
-                    reported_missing = true;
-                    diags.push(
-                        Diag::new(
-                            Code::EvalMissingFact,
-                            Severity::Warning,
-                            format!("some rules cannot be checked: {missing}"),
-                            at,
-                        )
-                        .label("not fully checked")
-                        .help("add the missing figure to the catalog entry (with `extends`), or choose an entry that has it"),
-                    );
-                }
-                continue;
-            }
-            Err(EvalError::NotFinite {
-                figure: Some(_), ..
-            }) => {
-                // Reported once on the deployment by `figures_not_finite`.
-                continue;
-            }
-            Err(EvalError::NotFinite {
-                span,
-                nan,
-                figure: None,
-            }) => {
-                // The rule's expression belongs to the rule's declaration (its spans are
-                // relative to it): point at the deployment and name the expression.
-                let inner = span.and_then(|span| find_expr(when, span)).unwrap_or(when);
-                diags.push(not_finite(
-                    at,
-                    nan,
-                    &crate::fmt::expression(inner),
-                    &format!("rule `{name}`"),
-                ));
-                continue;
-            }
-            Err(EvalError::DivisionByZero(span)) => {
-                // As above: the span is in the rule's declaration, not the deployment's.
-                let zero = find_expr(when, span).map(crate::fmt::expression);
+        let severity = rule_severity(entry);
+        if !rule_applies(cx, env, name, when, &mut reported_missing, diags) {
+            continue;
+        }
+        diags.push(rule_diag(cx, env, entry, name, when, severity));
+    }
+}
+
+/// A rule's `level` as a severity: a warning unless it says otherwise.
+fn rule_severity(entry: &crate::eval::Entry<'_>) -> Severity {
+    match entry.fields.get("level") {
+        Some(Value::Symbol(level)) => match Level::parse(level) {
+            Some(Level::Error) => Severity::Error,
+            Some(Level::Info) => Severity::Info,
+            Some(Level::Warn) | None => Severity::Warning,
+        },
+        _ => Severity::Warning,
+    }
+}
+
+/// Whether rule `name`'s `when` holds for the deployment. A `when` that cannot be
+/// evaluated is reported on the deployment (a missing figure once per deployment:
+/// `reported_missing`) and does not apply.
+fn rule_applies<'db>(
+    cx: Cx<'_, 'db>,
+    env: &DeploymentEnv<'_, 'db>,
+    name: &str,
+    when: &Expr,
+    reported_missing: &mut bool,
+    diags: &mut Vec<Diag<'db>>,
+) -> bool {
+    let Cx { key, decl, .. } = cx;
+    let at = Loc::Decl(key, decl.name.span);
+    match eval(env, when) {
+        Ok(Value::Bool(true)) => true,
+        Ok(_) => false,
+        Err(EvalError::Missing(missing)) => {
+            // One note per deployment: the estimate lacks a figure, so the rules
+            // that need it are skipped.
+            if !*reported_missing {
+                *reported_missing = true;
                 diags.push(
-                    Diag::error(
-                        Code::EvalDivisionByZero,
-                        format!(
-                            "rule `{name}` divides by zero{}",
-                            zero.map(|z| format!(": `{z}` is zero")).unwrap_or_default()
-                        ),
+                    Diag::new(
+                        Code::EvalMissingFact,
+                        Severity::Warning,
+                        format!("some rules cannot be checked: {missing}"),
                         at,
                     )
-                    .label("checked here")
-                    .help(format!(
-                        "guard the division in rule `{name}`'s `when`, or divide by a figure that cannot be zero"
-                    )),
+                    .label("not fully checked")
+                    .help("add the missing figure to the catalog entry (with `extends`), or choose an entry that has it"),
                 );
-                continue;
             }
-            Err(error) => {
-                diags.extend(eval_problem(
-                    key,
-                    error,
+            false
+        }
+        Err(EvalError::NotFinite {
+            figure: Some(_), ..
+        }) => {
+            // Reported once on the deployment by `figures_not_finite`.
+            false
+        }
+        Err(EvalError::NotFinite {
+            span,
+            nan,
+            figure: None,
+        }) => {
+            // The rule's expression belongs to the rule's declaration (its spans are
+            // relative to it): point at the deployment and name the expression.
+            let inner = span.and_then(|span| find_expr(when, span)).unwrap_or(when);
+            diags.push(not_finite(
+                at,
+                nan,
+                &crate::fmt::expression(inner),
+                &format!("rule `{name}`"),
+            ));
+            false
+        }
+        Err(EvalError::DivisionByZero(span)) => {
+            // As above: the span is in the rule's declaration, not the deployment's.
+            let zero = find_expr(when, span).map(crate::fmt::expression);
+            diags.push(
+                Diag::error(
+                    Code::EvalDivisionByZero,
+                    format!(
+                        "rule `{name}` divides by zero{}",
+                        zero.map(|z| format!(": `{z}` is zero")).unwrap_or_default()
+                    ),
                     at,
-                    &format!("rule `{name}`"),
-                    Some(when),
-                ));
-                continue;
-            }
+                )
+                .label("checked here")
+                .help(format!(
+                    "guard the division in rule `{name}`'s `when`, or divide by a figure that cannot be zero"
+                )),
+            );
+            false
         }
-        let render = |field: &str| {
-            let expr = entry.exprs.get(field).filter(|_| env.messages);
-            expr.and_then(|expr| match &expr.kind {
-                crate::syntax::ast::ExprKind::Str(lit) => interpolate(env, lit).ok(),
-                _ => None,
-            })
-        };
-        let code = match entry.fields.get("code") {
-            Some(Value::Str(code)) => code.clone(),
-            _ => format!("deploy::rule::{name}"),
-        };
-        let message = render("message").unwrap_or_else(|| format!("rule `{name}` applies"));
-        let help = render("help").unwrap_or_else(|| {
-            format!("fix the deployment, or add `allow = [{name}]` to it if this is intended")
-        });
-        let mut diag = Diag::rule(code, severity, message, at)
-            .label(format!("rule `{name}`"))
-            .help(help);
-        diag.labels = field_labels(key, decl, env, &[when])
-            .into_iter()
-            .map(|(loc, text, _)| (loc, text))
-            .collect();
-        if env.messages {
-            diag.suggestions = fixes(key, decl, env, entry);
+        Err(error) => {
+            diags.extend(eval_problem(
+                key,
+                error,
+                at,
+                &format!("rule `{name}`"),
+                Some(when),
+            ));
+            false
         }
-        diags.push(diag);
     }
+}
+
+/// The diagnostic of rule `name` applying to the deployment: its code, its rendered
+/// `message` and `help`, labels on the fields its `when` reads, and its fixes.
+fn rule_diag<'db>(
+    cx: Cx<'_, 'db>,
+    env: &DeploymentEnv<'_, 'db>,
+    entry: &crate::eval::Entry<'db>,
+    name: &str,
+    when: &Expr,
+    severity: Severity,
+) -> Diag<'db> {
+    let Cx { key, decl, .. } = cx;
+    let at = Loc::Decl(key, decl.name.span);
+    let render = |field: &str| {
+        let expr = entry.exprs.get(field).filter(|_| env.messages);
+        expr.and_then(|expr| match &expr.kind {
+            crate::syntax::ast::ExprKind::Str(lit) => interpolate(env, lit).ok(),
+            _ => None,
+        })
+    };
+    let code = match entry.fields.get("code") {
+        Some(Value::Str(code)) => code.clone(),
+        _ => format!("deploy::rule::{name}"),
+    };
+    let message = render("message").unwrap_or_else(|| format!("rule `{name}` applies"));
+    let help = render("help").unwrap_or_else(|| {
+        format!("fix the deployment, or add `allow = [{name}]` to it if this is intended")
+    });
+    let mut diag = Diag::rule(code, severity, message, at)
+        .label(format!("rule `{name}`"))
+        .help(help);
+    diag.labels = field_labels(key, decl, env, &[when])
+        .into_iter()
+        .map(|(loc, text, _)| (loc, text))
+        .collect();
+    if env.messages {
+        diag.suggestions = fixes(key, decl, env, entry);
+    }
+    diag
 }
 
 /// A rule's `fix { FIELD = EXPR }` as structured suggestions on the deployment: each
