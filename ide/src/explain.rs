@@ -132,183 +132,245 @@ pub fn explain(db: &dyn Db, file: SourceFile) -> Vec<Result<Explanation, NotEval
         .iter()
         .filter(|key| key.kind(db) == DeclKind::Deployment)
         .zip(summaries)
-        .map(|(key, summary)| {
-            let result = crate::check::deployment(db, *key);
-            let (Some(setup), Some(breakdown)) = (&result.setup, &result.breakdown) else {
-                return Err(NotEvaluated {
-                    deployment: summary.name,
-                    line: summary.line,
-                    fleet: result.fleet.clone().map(Box::new),
-                });
-            };
-            let scope = crate::names::scope(db, file);
-            let entry =
-                |kind: DeclKind, name: &str| scope.lookup(kind, name).map(|k| crate::eval::entry_of(db, k));
-            let model = entry(DeclKind::Model, &setup.model);
-            let attention = model
-                .and_then(|m| m.as_model().attention)
-                .map_or_else(|| "gqa".to_string(), |kind| kind.name().to_string());
-            let kv_saving = breakdown
-                .mha_kv_bytes
-                .filter(|mha| *mha > 0)
-                .map(|mha| 1.0 - breakdown.kv_bytes as f64 / mha as f64);
-            let gpu = entry(DeclKind::Gpu, &setup.gpu);
-            let mut assumptions = assumptions(setup, breakdown, model, gpu);
-            // Where a model outside the catalog came from, and what its source lacks.
-            if let Some(model) = model {
-                if let Some(source) = model.as_model().source.as_deref() {
-                    assumptions.insert(0, format!("model {}: {source}", setup.model));
-                }
-                if let Some(incomplete) = model.as_model().incomplete.as_deref() {
-                    assumptions.insert(1.min(assumptions.len()), format!("not determined by the model's source: {incomplete}"));
-                }
-            }
-            assumptions.extend(pricing_assumptions(setup));
-            let engine_entry = entry(DeclKind::Engine, &setup.engine);
-            let serving = engine_entry.is_some_and(|engine| {
-                crate::eval::estimate::serving_kernels(engine, entry(DeclKind::Quant, &setup.quant), gpu)
-            }) && breakdown.offload.is_none();
-            // An engine that picks its kernels (`kernels = auto`, the generic engine) says
-            // which it picked and why.
-            if engine_entry.is_some_and(|engine| {
-                engine.as_engine().kernels == Some(crate::eval::schema::Kernels::Auto)
-            }) {
-                assumptions.push(if serving {
-                    format!("engine {}: no serving engine named, so speeds are a serving engine's at the pooled fit (a data-centre GPU and a format the serving engines load); name one (`engine = vllm`, `sglang`, ...) for its own", setup.engine)
-                } else {
-                    format!("engine {}: no engine named, so speeds are llama.cpp's (a GGUF or MLX format, or a GPU outside the data centre); name one for its own", setup.engine)
-                });
-            }
+        .map(|(key, summary)| explain_deployment(db, file, *key, summary))
+        .collect()
+}
+
+/// One deployment explained: its setup and breakdown, the model's attention and what it
+/// saves, the assumptions and the performance; or why it was not evaluated.
+fn explain_deployment<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+    key: db::DeclKey<'db>,
+    summary: crate::diagnostics::DeploymentSummary,
+) -> Result<Explanation, NotEvaluated> {
+    let result = crate::check::deployment(db, key);
+    let (Some(setup), Some(breakdown)) = (&result.setup, &result.breakdown) else {
+        return Err(NotEvaluated {
+            deployment: summary.name,
+            line: summary.line,
+            fleet: result.fleet.clone().map(Box::new),
+        });
+    };
+    let scope = crate::names::scope(db, file);
+    let entry = |kind: DeclKind, name: &str| {
+        scope
+            .lookup(kind, name)
+            .map(|k| crate::eval::entry_of(db, k))
+    };
+    let model = entry(DeclKind::Model, &setup.model);
+    let attention = model
+        .and_then(|m| m.as_model().attention)
+        .map_or_else(|| "gqa".to_string(), |kind| kind.name().to_string());
+    let kv_saving = breakdown
+        .mha_kv_bytes
+        .filter(|mha| *mha > 0)
+        .map(|mha| 1.0 - breakdown.kv_bytes as f64 / mha as f64);
+    let gpu = entry(DeclKind::Gpu, &setup.gpu);
+    let mut assumptions = assumptions(setup, breakdown, model, gpu);
+    // Where a model outside the catalog came from, and what its source lacks.
+    if let Some(model) = model {
+        if let Some(source) = model.as_model().source.as_deref() {
+            assumptions.insert(0, format!("model {}: {source}", setup.model));
+        }
+        if let Some(incomplete) = model.as_model().incomplete.as_deref() {
+            assumptions.insert(
+                1.min(assumptions.len()),
+                format!("not determined by the model's source: {incomplete}"),
+            );
+        }
+    }
+    assumptions.extend(pricing_assumptions(setup));
+    let engine_entry = entry(DeclKind::Engine, &setup.engine);
+    let quant = entry(DeclKind::Quant, &setup.quant);
+    let serving = engine_entry
+        .is_some_and(|engine| crate::eval::estimate::serving_kernels(engine, quant, gpu))
+        && breakdown.offload.is_none();
+    let arch = gpu
+        .and_then(|g| g.as_gpu().arch.as_ref())
+        .and_then(|arch_name| entry(DeclKind::Arch, arch_name));
+    let speed = SpeedFacts {
+        setup,
+        model,
+        gpu,
+        quant,
+        engine: engine_entry,
+        arch,
+        serving,
+    };
+    speed.engine_assumptions(&mut assumptions);
+    speed.kernel_assumptions(&mut assumptions);
+    speed.matmul_assumption(&mut assumptions);
+    assumptions.extend(host_assumptions(setup, breakdown));
+    let performance = performance(
+        result
+            .figures
+            .as_ref()
+            .unwrap_or(&Figures::unavailable(&EvalError::Invalid)),
+    );
+    Ok(Explanation {
+        deployment: summary.name,
+        file: summary.file,
+        line: summary.line,
+        setup: setup.clone(),
+        breakdown: breakdown.clone(),
+        performance,
+        attention,
+        kv_saving,
+        assumptions,
+    })
+}
+
+/// The catalog entries behind a deployment's speed assumptions (its model, GPU, quant,
+/// engine and the GPU's architecture), and whether a serving engine's kernels run it.
+struct SpeedFacts<'a, 'db> {
+    setup: &'a Setup,
+    model: Option<&'db crate::eval::Entry<'db>>,
+    gpu: Option<&'db crate::eval::Entry<'db>>,
+    quant: Option<&'db crate::eval::Entry<'db>>,
+    engine: Option<&'db crate::eval::Entry<'db>>,
+    arch: Option<&'db crate::eval::Entry<'db>>,
+    serving: bool,
+}
+
+impl SpeedFacts<'_, '_> {
+    /// Which engine's speeds these are: the kernels an engine that picks its own chose,
+    /// and where the speed model and its ranges come from.
+    fn engine_assumptions(&self, assumptions: &mut Vec<String>) {
+        let (setup, serving) = (self.setup, self.serving);
+        // An engine that picks its kernels (`kernels = auto`, the generic engine) says
+        // which it picked and why.
+        if self.engine.is_some_and(|engine| {
+            engine.as_engine().kernels == Some(crate::eval::schema::Kernels::Auto)
+        }) {
             assumptions.push(if serving {
-                "speeds come from a simulation of the engine's continuous batching (at most `seqs` requests running; prompts chunked to the engine's token budget, mixed with decodes or prefilled first as the engine schedules; the workload's Poisson `rate` or `burst`, else `seqs` clients each keeping one request open) with a roofline per engine step; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
-                    .into()
+                format!("engine {}: no serving engine named, so speeds are a serving engine's at the pooled fit (a data-centre GPU and a format the serving engines load); name one (`engine = vllm`, `sglang`, ...) for its own", setup.engine)
             } else {
-                "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
-                    .into()
+                format!("engine {}: no engine named, so speeds are llama.cpp's (a GGUF or MLX format, or a GPU outside the data centre); name one for its own", setup.engine)
             });
-            // A format whose matrix multiplies reach only part of its tensor type's peak.
-            if serving
-                && let Some(quant) = entry(DeclKind::Quant, &setup.quant)
-                && let (Some(share), Some(tensor)) =
-                    (quant.as_quant().tensor_efficiency, quant.as_quant().tensor.map(|s| s.name()))
-                && share < 1.0
-            {
+        }
+        assumptions.push(if serving {
+            "speeds come from a simulation of the engine's continuous batching (at most `seqs` requests running; prompts chunked to the engine's token budget, mixed with decodes or prefilled first as the engine schedules; the workload's Poisson `rate` or `burst`, else `seqs` clients each keeping one request open) with a roofline per engine step; efficiencies and overheads fitted to published vLLM, SGLang, TensorRT-LLM and LMDeploy measurements; each range is the 10th–90th percentile of measured / predicted on held-out GPU families (docs/calibration-serving.md)"
+                .into()
+        } else {
+            "speeds come from a roofline with efficiencies fitted to published llama.cpp measurements; the range is the 10th–90th percentile of measured / predicted on held-out data (docs/calibration-speed.md)"
+                .into()
+        });
+    }
+
+    /// On a serving engine, the kernels that reach less than the fitted efficiencies: the
+    /// format's tensor efficiency, mixture-of-experts kernels, the architecture's kernels
+    /// and weight-only kernels.
+    fn kernel_assumptions(&self, assumptions: &mut Vec<String>) {
+        let (setup, serving, model, arch) = (self.setup, self.serving, self.model, self.arch);
+        // A format whose matrix multiplies reach only part of its tensor type's peak.
+        if serving
+            && let Some(quant) = self.quant
+            && let (Some(share), Some(tensor)) = (
+                quant.as_quant().tensor_efficiency,
+                quant.as_quant().tensor.map(|s| s.name()),
+            )
+            && share < 1.0
+        {
+            assumptions.push(format!(
+                "{}'s matrix multiplies reach {:.0} % of the GPU's {tensor} peak where it runs {tensor} natively (the quant's `tensor_efficiency`; docs/calibration-serving.md)",
+                setup.quant,
+                share * 100.0
+            ));
+        }
+        // A mixture-of-experts model: its expert kernels' shares of the engine's efficiencies.
+        if serving
+            && model
+                .as_ref()
+                .is_some_and(|m| m.as_model().experts.is_some())
+            && let Some(engine) = self.engine
+        {
+            use crate::eval::speed::{MOE_BANDWIDTH_EFFICIENCY, MOE_EFFICIENCY};
+            let stream = engine
+                .as_engine()
+                .moe_bandwidth_efficiency
+                .unwrap_or(MOE_BANDWIDTH_EFFICIENCY);
+            let matmul = engine.as_engine().moe_efficiency.unwrap_or(MOE_EFFICIENCY);
+            assumptions.push(format!(
+                "mixture of experts: expert weights stream at {:.0} % of the engine's bandwidth efficiency and expert matmuls reach {:.0} % of its compute efficiency (the engine's `moe_bandwidth_efficiency`, `moe_efficiency`; docs/calibration-serving.md)",
+                stream * 100.0,
+                matmul * 100.0
+            ));
+        }
+        // An architecture whose kernels reach less than the engines' fitted efficiencies.
+        if serving
+            && let Some(arch) = arch
+            && let Some(share) = arch.as_arch().serving_efficiency
+            && share < 1.0
+        {
+            assumptions.push(format!(
+                "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth efficiency (the arch's `serving_efficiency`; docs/calibration-serving.md)",
+                arch.as_arch().name.as_deref().unwrap_or("its architecture"),
+                share * 100.0
+            ));
+        }
+        // Weight-only kernels: packed weights widened to 16 bit inside the multiply.
+        if serving && let (Some(quant), Some(engine)) = (self.quant, self.engine) {
+            let share = crate::eval::estimate::weight_only_share(quant, arch, engine);
+            if share < 1.0 {
                 assumptions.push(format!(
-                    "{}'s matrix multiplies reach {:.0} % of the GPU's {tensor} peak where it runs {tensor} natively (the quant's `tensor_efficiency`; docs/calibration-serving.md)",
+                    "{}'s matrix multiplies run through weight-only kernels at {:.0} % of the 16-bit rate (the weights widened to 16 bit inside each multiply; the quant's `weight_only_efficiency`; docs/calibration-serving.md)",
                     setup.quant,
                     share * 100.0
                 ));
             }
-            // A mixture-of-experts model: its expert kernels' shares of the engine's efficiencies.
-            if serving
-                && model.as_ref().is_some_and(|m| m.as_model().experts.is_some())
-                && let Some(engine) = entry(DeclKind::Engine, &setup.engine)
-            {
-                use crate::eval::speed::{MOE_BANDWIDTH_EFFICIENCY, MOE_EFFICIENCY};
-                let stream = engine
-                    .as_engine().moe_bandwidth_efficiency
-                    .unwrap_or(MOE_BANDWIDTH_EFFICIENCY);
-                let matmul = engine.as_engine().moe_efficiency.unwrap_or(MOE_EFFICIENCY);
-                assumptions.push(format!(
-                    "mixture of experts: expert weights stream at {:.0} % of the engine's bandwidth efficiency and expert matmuls reach {:.0} % of its compute efficiency (the engine's `moe_bandwidth_efficiency`, `moe_efficiency`; docs/calibration-serving.md)",
-                    stream * 100.0,
-                    matmul * 100.0
-                ));
-            }
-            let arch = gpu
-                .and_then(|g| g.as_gpu().arch.as_ref())
-                .and_then(|arch_name| entry(DeclKind::Arch, arch_name));
-            // An architecture whose kernels reach less than the engines' fitted efficiencies.
-            if serving
-                && let Some(arch) = arch
-                && let Some(share) = arch.as_arch().serving_efficiency
-                && share < 1.0
-            {
-                assumptions.push(format!(
-                    "{}'s kernels reach {:.0} % of the serving engines' fitted bandwidth efficiency (the arch's `serving_efficiency`; docs/calibration-serving.md)",
-                    arch.as_arch().name.as_deref().unwrap_or("its architecture"),
-                    share * 100.0
-                ));
-            }
-            // Weight-only kernels: packed weights widened to 16 bit inside the multiply.
-            if serving
-                && let (Some(quant), Some(engine)) =
-                    (entry(DeclKind::Quant, &setup.quant), engine_entry)
-            {
-                let share = crate::eval::estimate::weight_only_share(quant, arch, engine);
-                if share < 1.0 {
-                    assumptions.push(format!(
-                        "{}'s matrix multiplies run through weight-only kernels at {:.0} % of the 16-bit rate (the weights widened to 16 bit inside each multiply; the quant's `weight_only_efficiency`; docs/calibration-serving.md)",
-                        setup.quant,
-                        share * 100.0
-                    ));
+        }
+    }
+
+    /// On a serving engine, the share of its tensor peaks the GPU's best matrix
+    /// multiplies reach, and where that share comes from.
+    fn matmul_assumption(&self, assumptions: &mut Vec<String>) {
+        let (setup, serving, arch) = (self.setup, self.serving, self.arch);
+        // The share of its tensor peaks the GPU's best matrix multiplies reach, which the
+        // engines' compute efficiencies scale.
+        if serving && let Some(gpu) = self.gpu {
+            use crate::eval::estimate::{ShareSource, matmul_share};
+            use crate::eval::schema::TensorType;
+            let (share, source) = matmul_share(gpu, arch, TensorType::Bf16);
+            let whence = match source {
+                ShareSource::Measured | ShareSource::MeasuredBf16 => {
+                    "its measured `bf16_mamf`, Maximum Achievable Matmul FLOPS".to_string()
                 }
-            }
-            // The share of its tensor peaks the GPU's best matrix multiplies reach, which the
-            // engines' compute efficiencies scale.
-            if serving && let Some(gpu) = gpu {
-                use crate::eval::estimate::{ShareSource, matmul_share};
-                use crate::eval::schema::TensorType;
-                let (share, source) = matmul_share(gpu, arch, TensorType::Bf16);
-                let whence = match source {
-                    ShareSource::Measured | ShareSource::MeasuredBf16 => {
-                        "its measured `bf16_mamf`, Maximum Achievable Matmul FLOPS".to_string()
-                    }
-                    ShareSource::Arch => format!(
-                        "no measurement of its own: its architecture's `matmul_share`, from {}'s measured GPUs",
-                        arch.and_then(|a| a.as_arch().name.as_deref()).unwrap_or("the architecture")
-                    ),
-                    ShareSource::Default => {
-                        "no measurement of it or its architecture: the measured NVIDIA data-centre GPUs' median".to_string()
-                    }
-                };
-                let fp8 = match matmul_share(gpu, arch, TensorType::Fp8) {
-                    (fp8, ShareSource::Measured) => format!(", {:.1} % in FP8", fp8 * 100.0),
-                    _ => String::new(),
-                };
-                // The format's own tensor type, where the architecture runs it and the GPU
-                // has no measurement of it: it is taken at the BF16 share.
-                let own = entry(DeclKind::Quant, &setup.quant)
-                    .and_then(|quant| quant.as_quant().tensor)
-                    .filter(|ty| {
-                        !matches!(ty, TensorType::Bf16 | TensorType::Fp16 | TensorType::Fp8)
-                    })
-                    .filter(|ty| arch.is_some_and(|a| a.as_arch().rate(*ty).is_some()))
-                    .filter(|ty| matmul_share(gpu, arch, *ty).1 == ShareSource::MeasuredBf16)
-                    .map(|ty| {
-                        format!(
-                            "; {} is taken at the BF16 share (no `{}_mamf` measured)",
-                            ty.name().to_uppercase(),
-                            ty.name()
-                        )
-                    })
-                    .unwrap_or_default();
-                assumptions.push(format!(
-                    "{}'s best matrix multiplies reach {:.1} % of its BF16 peak{fp8} ({whence}{own}); the engine's compute efficiency is a share of that rate (docs/calibration-serving.md)",
-                    setup.gpu,
-                    share * 100.0
-                ));
-            }
-            assumptions.extend(host_assumptions(setup, breakdown));
-            let performance = performance(
-                result
-                    .figures
-                    .as_ref()
-                    .unwrap_or(&Figures::unavailable(&EvalError::Invalid)),
-            );
-            Ok(Explanation {
-                deployment: summary.name,
-                file: summary.file,
-                line: summary.line,
-                setup: setup.clone(),
-                breakdown: breakdown.clone(),
-                performance,
-                attention,
-                kv_saving,
-                assumptions,
-            })
-        })
-        .collect()
+                ShareSource::Arch => format!(
+                    "no measurement of its own: its architecture's `matmul_share`, from {}'s measured GPUs",
+                    arch.and_then(|a| a.as_arch().name.as_deref()).unwrap_or("the architecture")
+                ),
+                ShareSource::Default => {
+                    "no measurement of it or its architecture: the measured NVIDIA data-centre GPUs' median".to_string()
+                }
+            };
+            let fp8 = match matmul_share(gpu, arch, TensorType::Fp8) {
+                (fp8, ShareSource::Measured) => format!(", {:.1} % in FP8", fp8 * 100.0),
+                _ => String::new(),
+            };
+            // The format's own tensor type, where the architecture runs it and the GPU
+            // has no measurement of it: it is taken at the BF16 share.
+            let own = self
+                .quant
+                .and_then(|quant| quant.as_quant().tensor)
+                .filter(|ty| !matches!(ty, TensorType::Bf16 | TensorType::Fp16 | TensorType::Fp8))
+                .filter(|ty| arch.is_some_and(|a| a.as_arch().rate(*ty).is_some()))
+                .filter(|ty| matmul_share(gpu, arch, *ty).1 == ShareSource::MeasuredBf16)
+                .map(|ty| {
+                    format!(
+                        "; {} is taken at the BF16 share (no `{}_mamf` measured)",
+                        ty.name().to_uppercase(),
+                        ty.name()
+                    )
+                })
+                .unwrap_or_default();
+            assumptions.push(format!(
+                "{}'s best matrix multiplies reach {:.1} % of its BF16 peak{fp8} ({whence}{own}); the engine's compute efficiency is a share of that rate (docs/calibration-serving.md)",
+                setup.gpu,
+                share * 100.0
+            ));
+        }
+    }
 }
 
 /// What the cost assumes: the offer rented and how many instances, or the owned GPU's

@@ -77,21 +77,7 @@ pub fn export(
     target: impl Into<Option<Target>>,
 ) -> Result<String, ExportError> {
     let target = target.into();
-    let keys: Vec<_> = db::decl_keys(db, file)
-        .iter()
-        .copied()
-        .filter(|key| key.kind(db) == DeclKind::Deployment)
-        .collect();
-    let Some(key) = keys.iter().copied().find(|key| key.name(db) == name) else {
-        let names: Vec<&str> = keys.iter().map(|k| k.name(db).as_str()).collect();
-        let help = crate::names::closest(name, names.iter().copied())
-            .map(|s| format!("did you mean `{s}`?"))
-            .unwrap_or_else(|| format!("the deployments are {}", names.join(", ")));
-        return Err(ExportError {
-            usage: true,
-            ..error(format!("no deployment `{name}` in this file"), help)
-        });
-    };
+    let key = find_deployment(db, file, name)?;
     let result = crate::check::deployment(db, key);
     let Some(setup) = &result.setup else {
         return Err(error(
@@ -115,27 +101,7 @@ pub fn export(
             .map(|key| crate::eval::entry_of(db, key))
     };
     let engine_entry = entry(DeclKind::Engine, &setup.engine);
-    let dialect = engine_entry.and_then(|e| e.as_engine().dialect);
-    // The export target an engine's `dialect` names, as the typed `Target`.
-    let target_of =
-        |e: &crate::eval::Entry<'_>| e.as_engine().dialect.and_then(Target::from_dialect);
-    let target = match target.or_else(|| dialect.and_then(Target::from_dialect)) {
-        Some(target) => target,
-        None => {
-            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
-            return Err(ExportError {
-                usage: true,
-                ..error(
-                    format!(
-                        "`export` writes no launch command for engine `{}` (dialect `{}`)",
-                        setup.engine,
-                        dialect.map_or("none", Dialect::name)
-                    ),
-                    format!("pass --engine with one of {}", names.join(", ")),
-                )
-            });
-        }
-    };
+    let target = resolve_target(setup, engine_entry, target)?;
     // The engine's memory figures: the deployment's engine when it is of the target's
     // dialect (an `extends` copy included), else the stdlib engine of that dialect.
     let target_engine = engine_entry
@@ -154,12 +120,123 @@ pub fn export(
             ),
         ));
     }
-    // Every string that reaches the output is checked again here, whatever `check`
-    // said: an id written but rejected (so absent from the entry) refuses the export.
-    let model_entry = entry(DeclKind::Model, &setup.model);
-    let model = model_entry.map(|e| e.as_model());
-    let id = |field: &str, value: Option<&String>, valid: Valid| {
-        let written = model_entry.is_some_and(|e| e.owners.contains_key(field));
+    let catalog = Catalog {
+        setup,
+        model: entry(DeclKind::Model, &setup.model),
+        quant: quant_entry.map(|e| e.as_quant()),
+        kv: entry(DeclKind::Kv, &setup.kv_cache).map(|e| e.as_kv()),
+        engine: target_engine,
+        gpu_layers,
+    };
+    catalog.names_exportable()?;
+    plan_supported(setup, target)?;
+    catalog.write(target)
+}
+
+/// The deployment `name` among `file`'s declarations; a usage error with the closest name
+/// (or the list of deployments) when there is none.
+fn find_deployment<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+    name: &str,
+) -> Result<db::DeclKey<'db>, ExportError> {
+    let keys: Vec<_> = db::decl_keys(db, file)
+        .iter()
+        .copied()
+        .filter(|key| key.kind(db) == DeclKind::Deployment)
+        .collect();
+    let Some(key) = keys.iter().copied().find(|key| key.name(db) == name) else {
+        let names: Vec<&str> = keys.iter().map(|k| k.name(db).as_str()).collect();
+        let help = crate::names::closest(name, names.iter().copied())
+            .map(|s| format!("did you mean `{s}`?"))
+            .unwrap_or_else(|| format!("the deployments are {}", names.join(", ")));
+        return Err(ExportError {
+            usage: true,
+            ..error(format!("no deployment `{name}` in this file"), help)
+        });
+    };
+    Ok(key)
+}
+
+/// The export target an engine's `dialect` names, as the typed `Target`.
+fn target_of(e: &crate::eval::Entry<'_>) -> Option<Target> {
+    e.as_engine().dialect.and_then(Target::from_dialect)
+}
+
+/// The target asked for, else the one the deployment's engine's `dialect` names; a usage
+/// error listing the targets when neither gives one.
+fn resolve_target(
+    setup: &Setup,
+    engine_entry: Option<&crate::eval::Entry<'_>>,
+    target: Option<Target>,
+) -> Result<Target, ExportError> {
+    let dialect = engine_entry.and_then(|e| e.as_engine().dialect);
+    match target.or_else(|| dialect.and_then(Target::from_dialect)) {
+        Some(target) => Ok(target),
+        None => {
+            let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
+            Err(ExportError {
+                usage: true,
+                ..error(
+                    format!(
+                        "`export` writes no launch command for engine `{}` (dialect `{}`)",
+                        setup.engine,
+                        dialect.map_or("none", Dialect::name)
+                    ),
+                    format!("pass --engine with one of {}", names.join(", ")),
+                )
+            })
+        }
+    }
+}
+
+/// The catalog facts an export writes from: the deployment's setup, its model's entry
+/// (for the ids), its quant's and KV cache's views, the target engine's memory figures,
+/// and the layers on the GPU.
+struct Catalog<'a, 'db> {
+    setup: &'a Setup,
+    model: Option<&'db crate::eval::Entry<'db>>,
+    quant: Option<&'db crate::eval::views::Quant>,
+    kv: Option<&'db crate::eval::views::Kv>,
+    engine: Option<&'db crate::eval::views::Engine>,
+    gpu_layers: Option<u64>,
+}
+
+/// The engines' own spellings come from the catalog (`vllm_name`, `vllm_quantization`
+/// ...), never from entry names: an `extends` copy exports as its original. They are
+/// validated again, like the ids.
+fn flag(value: Option<&String>) -> Option<String> {
+    value
+        .filter(|value| Valid::Flag.check_str(value).is_ok())
+        .cloned()
+}
+
+impl Catalog<'_, '_> {
+    /// Refuses entry names that are not plain identifiers, since they reach the output.
+    fn names_exportable(&self) -> Result<(), ExportError> {
+        let setup = self.setup;
+        for name in [&setup.model, &setup.quant, &setup.kv_cache] {
+            if !is_identifier(name) {
+                return Err(error(
+                    format!("`{name}` is not a plain name and cannot be exported"),
+                    "name catalog entries with letters, digits and `_`",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The model's id in `field` (`hf`, `ollama`), validated.
+    fn id(
+        &self,
+        field: &str,
+        value: Option<&String>,
+        valid: Valid,
+    ) -> Result<Option<String>, ExportError> {
+        // Every string that reaches the output is checked again here, whatever `check`
+        // said: an id written but rejected (so absent from the entry) refuses the export.
+        let setup = self.setup;
+        let written = self.model.is_some_and(|e| e.owners.contains_key(field));
         match value {
             Some(id) => match valid.check_str(id) {
                 Ok(()) => Ok(Some(id.clone())),
@@ -173,85 +250,83 @@ pub fn export(
             )),
             None => Ok(None),
         }
-    };
-    for name in [&setup.model, &setup.quant, &setup.kv_cache] {
-        if !is_identifier(name) {
-            return Err(error(
-                format!("`{name}` is not a plain name and cannot be exported"),
-                "name catalog entries with letters, digits and `_`",
-            ));
+    }
+
+    /// The model's Hugging Face id (`hf`), validated.
+    fn hf(&self) -> Result<Option<String>, ExportError> {
+        let hf = self.model.and_then(|e| e.as_model().hf.as_ref());
+        self.id("hf", hf, Valid::HfRepo)
+    }
+
+    /// The quant's and KV cache's format facts the TGI, LMDeploy and MLX exporters need.
+    fn formats(&self) -> Formats {
+        let (quant, kv) = (self.quant, self.kv);
+        Formats {
+            bits: quant.and_then(|q| q.bits),
+            tgi_quantize: flag(quant.and_then(|q| q.tgi_quantize.as_ref())),
+            lmdeploy_format: flag(quant.and_then(|q| q.lmdeploy_format.as_ref())),
+            mlx_mode: flag(quant.and_then(|q| q.mlx_mode.as_ref())),
+            group_size: quant.and_then(|q| q.group_size),
+            kv_bytes: kv.and_then(|kv| kv.bytes),
         }
     }
-    let quant = quant_entry.map(|e| e.as_quant());
-    let kv = entry(DeclKind::Kv, &setup.kv_cache).map(|e| e.as_kv());
-    let kind = quant.and_then(|q| q.kind);
-    // The engines' own spellings come from the catalog (`vllm_name`, `vllm_quantization`
-    // ...), never from entry names: an `extends` copy exports as its original. They are
-    // validated again, like the ids.
-    let flag = |value: Option<&String>| {
-        value
-            .filter(|value| Valid::Flag.check_str(value).is_ok())
-            .cloned()
-    };
-    let hf = model.and_then(|m| m.hf.as_ref());
-    let formats = Formats {
-        bits: quant.and_then(|q| q.bits),
-        tgi_quantize: flag(quant.and_then(|q| q.tgi_quantize.as_ref())),
-        lmdeploy_format: flag(quant.and_then(|q| q.lmdeploy_format.as_ref())),
-        mlx_mode: flag(quant.and_then(|q| q.mlx_mode.as_ref())),
-        group_size: quant.and_then(|q| q.group_size),
-        kv_bytes: kv.and_then(|kv| kv.bytes),
-    };
-    plan_supported(setup, target)?;
-    match target {
-        Target::Vllm => vllm(
-            setup,
-            id("hf", hf, Valid::HfRepo)?,
-            kind,
-            flag(kv.and_then(|kv| kv.vllm_name.as_ref())),
-            flag(quant.and_then(|q| q.vllm_quantization.as_ref())),
-            setup
-                .memory_utilization
-                .or_else(|| target_engine.and_then(|e| e.utilization))
-                .unwrap_or(0.9),
-        ),
-        Target::Ollama => ollama(
-            setup,
-            id(
-                "ollama",
-                model.and_then(|m| m.ollama.as_ref()),
-                Valid::OllamaTag,
-            )?,
-            flag(kv.and_then(|kv| kv.ollama_name.as_ref())),
-            gpu_layers,
-        ),
-        Target::Llamacpp => llamacpp(
-            setup,
-            id("hf", hf, Valid::HfRepo)?,
-            flag(kv.and_then(|kv| kv.llamacpp_name.as_ref())),
-            gpu_layers,
-        ),
-        Target::Tgi => tgi(
-            setup,
-            id("hf", hf, Valid::HfRepo)?,
-            &formats,
-            flag(kv.and_then(|kv| kv.tgi_name.as_ref())),
-            setup
-                .memory_utilization
-                .or_else(|| target_engine.and_then(|e| e.utilization))
-                .unwrap_or(TGI_WIGGLE_ROOM),
-        ),
-        Target::Lmdeploy => lmdeploy(
-            setup,
-            id("hf", hf, Valid::HfRepo)?,
-            &formats,
-            flag(kv.and_then(|kv| kv.lmdeploy_quant_policy.as_ref())),
-            setup
-                .memory_utilization
-                .or_else(|| target_engine.and_then(|e| e.kv_free_share))
-                .unwrap_or(LMDEPLOY_CACHE_MAX_ENTRY_COUNT),
-        ),
-        Target::Mlx => mlx(setup, id("hf", hf, Valid::HfRepo)?, &formats),
+
+    /// Writes the launch command for `target` with its exporter.
+    fn write(&self, target: Target) -> Result<String, ExportError> {
+        let setup = self.setup;
+        let (quant, kv, target_engine) = (self.quant, self.kv, self.engine);
+        let kind = quant.and_then(|q| q.kind);
+        let formats = self.formats();
+        match target {
+            Target::Vllm => vllm(
+                setup,
+                self.hf()?,
+                kind,
+                flag(kv.and_then(|kv| kv.vllm_name.as_ref())),
+                flag(quant.and_then(|q| q.vllm_quantization.as_ref())),
+                setup
+                    .memory_utilization
+                    .or_else(|| target_engine.and_then(|e| e.utilization))
+                    .unwrap_or(0.9),
+            ),
+            Target::Ollama => ollama(
+                setup,
+                self.id(
+                    "ollama",
+                    self.model.and_then(|e| e.as_model().ollama.as_ref()),
+                    Valid::OllamaTag,
+                )?,
+                flag(kv.and_then(|kv| kv.ollama_name.as_ref())),
+                self.gpu_layers,
+            ),
+            Target::Llamacpp => llamacpp(
+                setup,
+                self.hf()?,
+                flag(kv.and_then(|kv| kv.llamacpp_name.as_ref())),
+                self.gpu_layers,
+            ),
+            Target::Tgi => tgi(
+                setup,
+                self.hf()?,
+                &formats,
+                flag(kv.and_then(|kv| kv.tgi_name.as_ref())),
+                setup
+                    .memory_utilization
+                    .or_else(|| target_engine.and_then(|e| e.utilization))
+                    .unwrap_or(TGI_WIGGLE_ROOM),
+            ),
+            Target::Lmdeploy => lmdeploy(
+                setup,
+                self.hf()?,
+                &formats,
+                flag(kv.and_then(|kv| kv.lmdeploy_quant_policy.as_ref())),
+                setup
+                    .memory_utilization
+                    .or_else(|| target_engine.and_then(|e| e.kv_free_share))
+                    .unwrap_or(LMDEPLOY_CACHE_MAX_ENTRY_COUNT),
+            ),
+            Target::Mlx => mlx(setup, self.hf()?, &formats),
+        }
     }
 }
 

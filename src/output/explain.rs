@@ -146,10 +146,28 @@ fn engine_lines(b: &deployfit_host::eval::estimate::Breakdown) -> String {
     out
 }
 
+/// The human `explain` table: the header, the memory lines with the bar, offload, context,
+/// performance, cost and the assumptions, each section in turn.
 pub fn table(e: &Explanation) -> String {
-    let b = &e.breakdown;
+    let mut out = header(e);
+    memory_lines(e, &mut out);
+    offload_lines(&e.breakdown, &mut out);
+    context_lines(&e.breakdown, &mut out);
+    speed_lines(e, &mut out);
+    latency_lines(e, &mut out);
+    cost_lines(e, &mut out);
+    out.push_str("  assumptions:\n");
+    for assumption in &e.assumptions {
+        out.push_str(&format!("  - {assumption}\n"));
+    }
+    out
+}
+
+/// The first two lines: the deployment and where it is declared, then its setup (model,
+/// quantization, engine, GPUs, stages, context, sequences and KV cache type).
+fn header(e: &Explanation) -> String {
     let s = &e.setup;
-    let mut out = format!(
+    format!(
         "{} ({}:{})\n  {} · {} · {} · {} × {}{} · context {} × {} seq{} · KV {}\n",
         e.deployment,
         e.file.display(),
@@ -168,7 +186,13 @@ pub fn table(e: &Explanation) -> String {
         s.seqs,
         if s.seqs == 1 { "" } else { "s" },
         s.kv_cache
-    );
+    )
+}
+
+/// The memory lines: weights, KV cache, the engine's overhead, the total, and the per-GPU
+/// need against the usable memory with its bar and verdict.
+fn memory_lines(e: &Explanation, out: &mut String) {
+    let b = &e.breakdown;
     let weights_note = if b.weights_source == "files" {
         format!("exact artifact, {} B", group(b.weights_bytes))
     } else {
@@ -208,6 +232,11 @@ pub fn table(e: &Explanation) -> String {
             gib(b.per_gpu_bytes)
         )),
     }
+}
+
+/// The offload lines, when layers are split between GPU and CPU: how many layers sit on
+/// the GPUs and why, and the host RAM the rest takes.
+fn offload_lines(b: &deployfit_host::eval::estimate::Breakdown, out: &mut String) {
     if let (Some(gpu_layers), Some(layers)) = (b.gpu_layers, b.layers) {
         let how = match b.offload {
             Some(OffloadMode::Auto) if gpu_layers < layers => {
@@ -232,6 +261,11 @@ pub fn table(e: &Explanation) -> String {
             out.push_str(&format!("  host RAM     {:>12}   {of}\n", gib(host_bytes)));
         }
     }
+}
+
+/// The context lines: the longest context per sequence the memory allows (with the model's
+/// window), and what the memory would hold beyond that window.
+fn context_lines(b: &deployfit_host::eval::estimate::Breakdown, out: &mut String) {
     if let Some(max) = b.max_context {
         let window = b
             .model_max_context
@@ -248,6 +282,12 @@ pub fn table(e: &Explanation) -> String {
             ));
         }
     }
+}
+
+/// The speed lines: decode per sequence with its bound, speculative decoding, and the
+/// throughput of all sequences.
+fn speed_lines(e: &Explanation, out: &mut String) {
+    let s = &e.setup;
     let p = &e.performance;
     if let (Some(decode), Some(low), Some(high)) =
         (p.decode_tps, p.decode_tps_low, p.decode_tps_high)
@@ -272,7 +312,6 @@ pub fn table(e: &Explanation) -> String {
             }
         ));
     }
-    let seconds = |s: f64| Quantity::real(s, deployfit_host::units::Dim::SECONDS).display();
     if let (Some(throughput), Some(low), Some(high)) = (
         p.throughput_tps,
         p.throughput_tps_low,
@@ -282,6 +321,18 @@ pub fn table(e: &Explanation) -> String {
             "  throughput   {throughput:>8.1} tok/s  all sequences ({low:.1}–{high:.1})\n"
         ));
     }
+}
+
+/// A duration for the table, in the units' own display.
+fn seconds(s: f64) -> String {
+    Quantity::real(s, deployfit_host::units::Dim::SECONDS).display()
+}
+
+/// The latency lines: time per output token, prefill with the time to first token, and
+/// under load the queue wait and the running requests the KV cache caps.
+fn latency_lines(e: &Explanation, out: &mut String) {
+    let s = &e.setup;
+    let p = &e.performance;
     if let (Some(tpot), Some(low), Some(high)) = (p.tpot_s, p.tpot_s_low, p.tpot_s_high) {
         let p50 = p
             .tpot_p50_s
@@ -341,6 +392,12 @@ pub fn table(e: &Explanation) -> String {
             ));
         }
     }
+}
+
+/// The cost lines: the hourly cost and per million output tokens (or why there is none),
+/// and the pricing with the rental offer or the owned GPU's hourly parts.
+fn cost_lines(e: &Explanation, out: &mut String) {
+    let p = &e.performance;
     if let Some(hourly) = p.cost_per_hour {
         let per_mtok = p
             .cost_per_mtok
@@ -375,11 +432,6 @@ pub fn table(e: &Explanation) -> String {
         ));
     }
     out.push('\n');
-    out.push_str("  assumptions:\n");
-    for assumption in &e.assumptions {
-        out.push_str(&format!("  - {assumption}\n"));
-    }
-    out
 }
 
 fn tokens(count: u64) -> String {

@@ -857,33 +857,25 @@ fn solver(out: &mut String, s: &Solution) {
     }
 }
 
+/// The scatter chart's geometry: the SVG's size and the margins around the plot, in px.
+mod scatter_size {
+    pub const WIDTH: f64 = 720.0;
+    pub const HEIGHT: f64 = 340.0;
+    pub const LEFT: f64 = 64.0;
+    pub const RIGHT: f64 = 20.0;
+    pub const TOP: f64 = 16.0;
+    pub const BOTTOM: f64 = 48.0;
+}
+
+/// The SVG scatter chart of the solver's candidates: cost against decode speed, the
+/// failed ones crossed out, the feasible ones as points with the Pareto front as a line.
 fn scatter(
     s: &Solution,
     points: &[(usize, f64, f64)],
     failed: &[(&Candidate, f64, f64)],
 ) -> String {
-    const WIDTH: f64 = 720.0;
-    const HEIGHT: f64 = 340.0;
-    const LEFT: f64 = 64.0;
-    const RIGHT: f64 = 20.0;
-    const TOP: f64 = 16.0;
-    const BOTTOM: f64 = 48.0;
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let costs: Vec<f64> = points
-        .iter()
-        .map(|p| p.1)
-        .chain(failed.iter().map(|f| f.1))
-        .collect();
-    let speeds: Vec<f64> = points
-        .iter()
-        .map(|p| p.2)
-        .chain(failed.iter().map(|f| f.2))
-        .collect();
-    let xaxis = Axis::new(&costs, true);
-    let yaxis = Axis::new(&speeds, false);
-    let x = |cost: f64| LEFT + xaxis.at(cost) * plot_w;
-    let y = |speed: f64| TOP + plot_h - yaxis.at(speed) * plot_h;
+    use scatter_size::{HEIGHT, WIDTH};
+    let plot = Plot::new(points, failed);
     let mut svg = format!(
         "<svg class=\"scatter\" role=\"img\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\">\n<title>{}</title>\n",
         esc(&format!(
@@ -891,130 +883,211 @@ fn scatter(
             s.deployment
         ))
     );
-    for t in &xaxis.ticks {
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{0}\" x2=\"{0}\" y1=\"{TOP}\" y2=\"{1}\" stroke=\"#eaeef2\"/><text x=\"{0}\" y=\"{2}\" font-size=\"12\" fill=\"#59636e\" text-anchor=\"middle\">{3}</text>",
-            num(x(*t)),
-            num(TOP + plot_h),
-            num(TOP + plot_h + 16.0),
-            esc(&format!("${}", tick_label(*t)))
-        );
-    }
-    for t in &yaxis.ticks {
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{LEFT}\" x2=\"{0}\" y1=\"{1}\" y2=\"{1}\" stroke=\"#eaeef2\"/><text x=\"{2}\" y=\"{3}\" font-size=\"12\" fill=\"#59636e\" text-anchor=\"end\">{4}</text>",
-            num(LEFT + plot_w),
-            num(y(*t)),
-            num(LEFT - 6.0),
-            num(y(*t) + 4.0),
-            esc(&tick_label(*t))
-        );
-    }
-    let _ = writeln!(
-        svg,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d1d9e0\"/>",
-        num(plot_w),
-        num(plot_h)
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" font-size=\"13\" fill=\"#1f2328\" text-anchor=\"middle\">{}</text>",
-        num(LEFT + plot_w / 2.0),
-        num(HEIGHT - 8.0),
-        if xaxis.log {
-            "cost ($/h, logarithmic)"
-        } else {
-            "cost ($/h)"
-        }
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"16\" y=\"{0}\" font-size=\"13\" fill=\"#1f2328\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">decode (tok/s per sequence)</text>",
-        num(TOP + plot_h / 2.0)
-    );
-    for (c, cost, speed) in failed {
-        let (cx, cy) = (x(*cost), y(*speed));
-        let _ = writeln!(
-            svg,
-            "<g class=\"failed\"><title>{}</title><path d=\"M{} {} l8 8 M{} {} l-8 8\" stroke=\"#8c959f\" stroke-width=\"2\"/></g>",
-            esc(&format!(
-                "{}: fails: {} (${cost:.2}/h, {speed:.1} tok/s)",
-                assignment(c),
-                c.failure.as_deref().unwrap_or("fails")
-            )),
-            num(cx - 4.0),
-            num(cy - 4.0),
-            num(cx + 4.0),
-            num(cy - 4.0)
-        );
-    }
+    plot.axes(&mut svg);
+    plot.failed(&mut svg, failed);
     let front = pareto(points);
-    let by_index = |i: usize| points.iter().find(|p| p.0 == i);
-    let line: Vec<String> = front
-        .iter()
-        .filter_map(|i| by_index(*i))
-        .map(|p| format!("{},{}", num(x(p.1)), num(y(p.2))))
-        .collect();
-    if line.len() > 1 {
-        let _ = writeln!(
-            svg,
-            "<polyline class=\"pareto\" points=\"{}\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\"><title>Pareto front: no candidate is both cheaper and faster</title></polyline>",
-            line.join(" ")
-        );
+    plot.front_line(&mut svg, points, &front);
+    plot.points(&mut svg, s, points, &front);
+    plot.legend(&mut svg);
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The scatter's plot area and its two axes, which place a candidate's cost and speed.
+struct Plot {
+    plot_w: f64,
+    plot_h: f64,
+    xaxis: Axis,
+    yaxis: Axis,
+}
+
+impl Plot {
+    /// The axes over every point, feasible and failed.
+    fn new(points: &[(usize, f64, f64)], failed: &[(&Candidate, f64, f64)]) -> Plot {
+        use scatter_size::{BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH};
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let costs: Vec<f64> = points
+            .iter()
+            .map(|p| p.1)
+            .chain(failed.iter().map(|f| f.1))
+            .collect();
+        let speeds: Vec<f64> = points
+            .iter()
+            .map(|p| p.2)
+            .chain(failed.iter().map(|f| f.2))
+            .collect();
+        let xaxis = Axis::new(&costs, true);
+        let yaxis = Axis::new(&speeds, false);
+        Plot {
+            plot_w,
+            plot_h,
+            xaxis,
+            yaxis,
+        }
     }
-    for (i, cost, speed) in points {
-        let c = &s.ranked[*i];
-        let on_front = front.contains(i);
-        let (fill, radius) = if on_front {
-            ("#cf222e", 6.0)
-        } else {
-            ("#3b6fb6", 4.5)
-        };
-        let tooltip = format!(
-            "#{} {}: ${cost:.2}/h, {speed:.1} tok/s{}{}",
-            i + 1,
-            assignment(c),
-            c.memory_per_gpu_display
-                .as_deref()
-                .map(|m| format!(", {m} per GPU"))
-                .unwrap_or_default(),
-            if on_front { " (Pareto front)" } else { "" }
-        );
-        let _ = writeln!(
-            svg,
-            "<circle class=\"point{}\" cx=\"{}\" cy=\"{}\" r=\"{radius}\" fill=\"{fill}\" fill-opacity=\"0.85\" stroke=\"#fff\"><title>{}</title></circle>",
-            if on_front { " front" } else { "" },
-            num(x(*cost)),
-            num(y(*speed)),
-            esc(&tooltip)
-        );
-        if *i == 0 {
+
+    /// The x coordinate of a cost.
+    fn x(&self, cost: f64) -> f64 {
+        scatter_size::LEFT + self.xaxis.at(cost) * self.plot_w
+    }
+
+    /// The y coordinate of a speed.
+    fn y(&self, speed: f64) -> f64 {
+        scatter_size::TOP + self.plot_h - self.yaxis.at(speed) * self.plot_h
+    }
+
+    /// The grid lines with their tick labels, the frame and the two axis titles.
+    fn axes(&self, svg: &mut String) {
+        use scatter_size::{HEIGHT, LEFT, TOP};
+        let (plot_w, plot_h) = (self.plot_w, self.plot_h);
+        for t in &self.xaxis.ticks {
             let _ = writeln!(
                 svg,
-                "<circle cx=\"{}\" cy=\"{}\" r=\"10\" fill=\"none\" stroke=\"#1f2328\" stroke-width=\"1.5\"><title>the solver's choice</title></circle><text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#1f2328\">{}</text>",
-                num(x(*cost)),
-                num(y(*speed)),
-                num(x(*cost) + 12.0),
-                num(y(*speed) + 22.0),
-                esc(&format!("#1 {}", assignment(c)))
+                "<line x1=\"{0}\" x2=\"{0}\" y1=\"{TOP}\" y2=\"{1}\" stroke=\"#eaeef2\"/><text x=\"{0}\" y=\"{2}\" font-size=\"12\" fill=\"#59636e\" text-anchor=\"middle\">{3}</text>",
+                num(self.x(*t)),
+                num(TOP + plot_h),
+                num(TOP + plot_h + 16.0),
+                esc(&format!("${}", tick_label(*t)))
+            );
+        }
+        for t in &self.yaxis.ticks {
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{LEFT}\" x2=\"{0}\" y1=\"{1}\" y2=\"{1}\" stroke=\"#eaeef2\"/><text x=\"{2}\" y=\"{3}\" font-size=\"12\" fill=\"#59636e\" text-anchor=\"end\">{4}</text>",
+                num(LEFT + plot_w),
+                num(self.y(*t)),
+                num(LEFT - 6.0),
+                num(self.y(*t) + 4.0),
+                esc(&tick_label(*t))
+            );
+        }
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d1d9e0\"/>",
+            num(plot_w),
+            num(plot_h)
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" font-size=\"13\" fill=\"#1f2328\" text-anchor=\"middle\">{}</text>",
+            num(LEFT + plot_w / 2.0),
+            num(HEIGHT - 8.0),
+            if self.xaxis.log {
+                "cost ($/h, logarithmic)"
+            } else {
+                "cost ($/h)"
+            }
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"16\" y=\"{0}\" font-size=\"13\" fill=\"#1f2328\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">decode (tok/s per sequence)</text>",
+            num(TOP + plot_h / 2.0)
+        );
+    }
+
+    /// A grey cross per failed candidate, with why it fails as its tooltip.
+    fn failed(&self, svg: &mut String, failed: &[(&Candidate, f64, f64)]) {
+        for (c, cost, speed) in failed {
+            let (cx, cy) = (self.x(*cost), self.y(*speed));
+            let _ = writeln!(
+                svg,
+                "<g class=\"failed\"><title>{}</title><path d=\"M{} {} l8 8 M{} {} l-8 8\" stroke=\"#8c959f\" stroke-width=\"2\"/></g>",
+                esc(&format!(
+                    "{}: fails: {} (${cost:.2}/h, {speed:.1} tok/s)",
+                    assignment(c),
+                    c.failure.as_deref().unwrap_or("fails")
+                )),
+                num(cx - 4.0),
+                num(cy - 4.0),
+                num(cx + 4.0),
+                num(cy - 4.0)
             );
         }
     }
-    // Legend.
-    let _ = writeln!(
-        svg,
-        "<circle cx=\"{0}\" cy=\"{1}\" r=\"5\" fill=\"#cf222e\"/><text x=\"{2}\" y=\"{3}\" font-size=\"12\" fill=\"#1f2328\">Pareto front</text><circle cx=\"{4}\" cy=\"{1}\" r=\"4.5\" fill=\"#3b6fb6\"/><text x=\"{5}\" y=\"{3}\" font-size=\"12\" fill=\"#1f2328\">other feasible</text>",
-        num(LEFT + plot_w - 200.0),
-        num(TOP + 12.0),
-        num(LEFT + plot_w - 190.0),
-        num(TOP + 16.0),
-        num(LEFT + plot_w - 100.0),
-        num(LEFT + plot_w - 90.0),
-    );
-    svg.push_str("</svg>\n");
-    svg
+
+    /// The Pareto front as a line through its points, when it has more than one.
+    fn front_line(&self, svg: &mut String, points: &[(usize, f64, f64)], front: &[usize]) {
+        let by_index = |i: usize| points.iter().find(|p| p.0 == i);
+        let line: Vec<String> = front
+            .iter()
+            .filter_map(|i| by_index(*i))
+            .map(|p| format!("{},{}", num(self.x(p.1)), num(self.y(p.2))))
+            .collect();
+        if line.len() > 1 {
+            let _ = writeln!(
+                svg,
+                "<polyline class=\"pareto\" points=\"{}\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\"><title>Pareto front: no candidate is both cheaper and faster</title></polyline>",
+                line.join(" ")
+            );
+        }
+    }
+
+    /// A point per feasible candidate (red on the front) with its tooltip, and a ring with
+    /// a label around the solver's choice.
+    fn points(
+        &self,
+        svg: &mut String,
+        s: &Solution,
+        points: &[(usize, f64, f64)],
+        front: &[usize],
+    ) {
+        for (i, cost, speed) in points {
+            let c = &s.ranked[*i];
+            let on_front = front.contains(i);
+            let (fill, radius) = if on_front {
+                ("#cf222e", 6.0)
+            } else {
+                ("#3b6fb6", 4.5)
+            };
+            let tooltip = format!(
+                "#{} {}: ${cost:.2}/h, {speed:.1} tok/s{}{}",
+                i + 1,
+                assignment(c),
+                c.memory_per_gpu_display
+                    .as_deref()
+                    .map(|m| format!(", {m} per GPU"))
+                    .unwrap_or_default(),
+                if on_front { " (Pareto front)" } else { "" }
+            );
+            let _ = writeln!(
+                svg,
+                "<circle class=\"point{}\" cx=\"{}\" cy=\"{}\" r=\"{radius}\" fill=\"{fill}\" fill-opacity=\"0.85\" stroke=\"#fff\"><title>{}</title></circle>",
+                if on_front { " front" } else { "" },
+                num(self.x(*cost)),
+                num(self.y(*speed)),
+                esc(&tooltip)
+            );
+            if *i == 0 {
+                let _ = writeln!(
+                    svg,
+                    "<circle cx=\"{}\" cy=\"{}\" r=\"10\" fill=\"none\" stroke=\"#1f2328\" stroke-width=\"1.5\"><title>the solver's choice</title></circle><text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#1f2328\">{}</text>",
+                    num(self.x(*cost)),
+                    num(self.y(*speed)),
+                    num(self.x(*cost) + 12.0),
+                    num(self.y(*speed) + 22.0),
+                    esc(&format!("#1 {}", assignment(c)))
+                );
+            }
+        }
+    }
+
+    /// The legend: the Pareto front's colour and the other feasible points'.
+    fn legend(&self, svg: &mut String) {
+        use scatter_size::{LEFT, TOP};
+        let plot_w = self.plot_w;
+        // Legend.
+        let _ = writeln!(
+            svg,
+            "<circle cx=\"{0}\" cy=\"{1}\" r=\"5\" fill=\"#cf222e\"/><text x=\"{2}\" y=\"{3}\" font-size=\"12\" fill=\"#1f2328\">Pareto front</text><circle cx=\"{4}\" cy=\"{1}\" r=\"4.5\" fill=\"#3b6fb6\"/><text x=\"{5}\" y=\"{3}\" font-size=\"12\" fill=\"#1f2328\">other feasible</text>",
+            num(LEFT + plot_w - 200.0),
+            num(TOP + 12.0),
+            num(LEFT + plot_w - 190.0),
+            num(TOP + 16.0),
+            num(LEFT + plot_w - 100.0),
+            num(LEFT + plot_w - 90.0),
+        );
+    }
 }
 
 fn matrix(out: &mut String, index: usize, m: &ModelMatrix) {
