@@ -212,7 +212,7 @@ fn timed_check(name: &str, text: &str) -> (Duration, Vec<deployfit_host::Diagnos
 /// The reproducers of issue #10's super-linear cases (tests/hardening_perf.rs checks
 /// their diagnostics through the binary): each is timed once at the issue's size.
 fn hardening() {
-    use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
+    use deployfit_host::render::{self, HumanOptions, OutputFormat};
 
     // Human output against JSON: about 1 MB with 1,800 diagnostics.
     let pad = format!("// {}\n", "x".repeat(500));

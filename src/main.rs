@@ -7,7 +7,7 @@ mod output;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use deployfit_host::diagnostics::render;
+use deployfit_host::render;
 
 use commands::EXIT_USAGE;
 

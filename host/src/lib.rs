@@ -20,4 +20,4 @@ pub use deployfit_compiler::{
     Diagnostic, Label, Severity, Suggestion, candidate, check, db, diagnostics, eval, fmt, names,
     rules, solve, span, syntax, units,
 };
-pub use deployfit_ide::{cards, explain, export, fixes, ide, matrix, query};
+pub use deployfit_ide::{cards, explain, export, fixes, ide, matrix, query, render};

@@ -18,3 +18,4 @@ pub mod fixes;
 pub mod ide;
 pub mod matrix;
 pub mod query;
+pub mod render;

@@ -20,7 +20,7 @@ pub(crate) use std::path::{Path, PathBuf};
 
 pub(crate) use clap::{Args, ValueEnum};
 pub(crate) use deployfit_host::diagnostics::Report;
-pub(crate) use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
+pub(crate) use deployfit_host::render::{self, HumanOptions, OutputFormat};
 pub(crate) use deployfit_host::{Diagnostic, Severity, Workspace, files};
 
 pub(crate) use crate::output::{self, tables};

@@ -57,7 +57,7 @@ pub struct ModelMatrix {
 /// characters as entities; control and bidirectional formatting characters (other than
 /// line breaks and tabs) written as visible escapes, as in the terminal.
 pub fn esc(text: &str) -> String {
-    let text = deployfit_host::diagnostics::render::terminal_text(text);
+    let text = deployfit_host::render::terminal_text(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -1,4 +1,5 @@
-//! The one diagnostic type, and its renderers (human, json, github, sarif).
+//! The one diagnostic type (its renderers, one per output format, are the IDE crate's
+//! `render`).
 //!
 //! Queries build [`Diag`]s whose locations may be relative to a declaration (so that
 //! they stay equal when text above them moves); [`finish`] turns them into
@@ -8,7 +9,6 @@
 //! keys and files, nothing of names, evaluation or rules.
 
 pub use deployfit_syntax::codes;
-pub mod render;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,4 +1,5 @@
-//! One renderer per output format, selected by [`OutputFormat`].
+//! One renderer per output format of `deployfit check`, selected by [`OutputFormat`]: the
+//! finished diagnostics and deployment summaries (`diagnostics::Report`) as text.
 
 mod common;
 mod github;
@@ -11,7 +12,7 @@ mod sarif;
 
 pub use common::{HumanOptions, counts, terminal_text};
 
-use super::Report;
+use crate::diagnostics::Report;
 
 /// The formats `deployfit check --format` offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -439,7 +439,7 @@ fn summary_line(summary: &crate::diagnostics::DeploymentSummary) -> String {
         return format!("{} ({location}): mixed fleet {fleet}, {cost}", summary.name);
     }
     let fits = match summary.values.get("fits") {
-        Some(deployfit_model::figures::JsonFigure::Flag(fits)) => *fits,
+        Some(crate::eval::figures::JsonFigure::Flag(fits)) => *fits,
         _ => return format!("{} ({location}): not evaluated", summary.name),
     };
     let mut parts = vec![if fits {
@@ -599,7 +599,12 @@ mod tests {
         .with_spans(spans)
     }
 
-    impl Diagnostic {
+    /// A test diagnostic with a primary span and secondary labels.
+    trait WithSpans {
+        fn with_spans(self, spans: &[(usize, usize)]) -> Diagnostic;
+    }
+
+    impl WithSpans for Diagnostic {
         fn with_spans(mut self, spans: &[(usize, usize)]) -> Diagnostic {
             self.location.span = Span::new(spans[0].0, spans[0].1);
             self.label = "primary".into();

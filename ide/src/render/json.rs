@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use deployfit_model::figures::JsonFigure;
+use crate::eval::figures::JsonFigure;
 
 use super::common::counts;
 use crate::diagnostics::{Diagnostic, Report};
