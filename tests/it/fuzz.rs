@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use deployfit_host::diagnostics::Report;
 use deployfit_host::diagnostics::codes::Code;
-use deployfit_host::diagnostics::render::{self, HumanOptions, OutputFormat};
 use deployfit_host::export::Target;
+use deployfit_host::render::{self, HumanOptions, OutputFormat};
 use deployfit_host::{Diagnostic, Severity, Workspace, fmt};
 
 /// The seed of the CI slice. Changing it changes which inputs CI runs.
