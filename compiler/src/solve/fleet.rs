@@ -131,19 +131,22 @@ impl Member {
     }
 }
 
+impl Fleet {
+    /// Its members: `1 replica of 1 × l4 (1 × runpod_1x_l4_secure) + …`.
+    pub fn describe(&self) -> String {
+        self.fleet
+            .iter()
+            .map(Member::describe)
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+}
+
 /// The figures a mixed fleet shows in `check`'s summary line and JSON: `fleet`,
 /// `cost_per_hour`, `cost_per_mtok`, `pricing`.
 pub fn summary_figures(fleet: &Fleet) -> Vec<(String, String)> {
     vec![
-        (
-            "fleet".to_string(),
-            fleet
-                .fleet
-                .iter()
-                .map(Member::describe)
-                .collect::<Vec<_>>()
-                .join(" + "),
-        ),
+        ("fleet".to_string(), fleet.describe()),
         (
             "cost_per_hour".to_string(),
             format!("${:.2}/h", fleet.cost_per_hour),
@@ -159,9 +162,8 @@ pub fn summary_figures(fleet: &Fleet) -> Vec<(String, String)> {
 /// [`summary_figures`] as JSON figures, under keys that name their unit.
 pub fn summary_values(fleet: &Fleet) -> Vec<(String, deployfit_model::figures::JsonFigure)> {
     use deployfit_model::figures::JsonFigure;
-    let described = summary_figures(fleet).swap_remove(0).1;
     vec![
-        ("fleet".to_string(), JsonFigure::Text(described)),
+        ("fleet".to_string(), JsonFigure::Text(fleet.describe())),
         (
             "cost_per_hour_usd".to_string(),
             JsonFigure::Number(fleet.cost_per_hour),
@@ -1150,7 +1152,6 @@ impl<'db> Prober<'_, '_, 'db> {
 
 /// `deploy::fleet::chosen`: the fleet in one line, on the `fleet` field.
 pub(crate) fn chosen<'db>(cx: Cx<'_, 'db>, fleet: &Fleet) -> Diag<'db> {
-    let members: Vec<String> = fleet.fleet.iter().map(Member::describe).collect();
     let single = match (&fleet.single_type, fleet.savings_percent) {
         (Some(s), Some(savings)) => format!(
             "; the best single type, {} replica{} of {} × {}, costs ${:.2}/h ({savings:.1} % more than the fleet saves)",
@@ -1180,7 +1181,7 @@ pub(crate) fn chosen<'db>(cx: Cx<'_, 'db>, fleet: &Fleet) -> Diag<'db> {
         Severity::Info,
         format!(
             "fleet: {} — ${:.2}/h, ${:.3}/Mtok ({proof}){single}",
-            members.join(" + "),
+            fleet.describe(),
             fleet.cost_per_hour,
             fleet.cost_per_mtok
         ),
