@@ -181,9 +181,55 @@ impl Fields {
     fn raw(&mut self, name: &str, value: &str) {
         let _ = writeln!(self.0, "    {name} = {value}");
     }
+    fn strings(&mut self, name: &str, values: &[String]) {
+        if values.is_empty() {
+            return;
+        }
+        let items: Vec<String> = values.iter().map(|v| quoted(v)).collect();
+        let _ = writeln!(self.0, "    {name} = [{}]", items.join(", "));
+    }
     fn text(&mut self, name: &str, value: &str) {
         self.raw(name, &quoted(value));
     }
+}
+
+/// The ids a registry resolution passed through (the id written, the original of a
+/// re-upload, the base of a quantized re-upload, an Ollama tag's id, the row), each also
+/// without a quantization suffix: the compiler matches them against the catalog's
+/// models, so that a curated entry owns every id of its weights.
+fn registry_aliases(written: &str, resolved: &Resolved) -> Vec<String> {
+    use registry::Step;
+    let mut ids: Vec<String> = vec![written.to_string(), resolved.record.id.to_string()];
+    for step in &resolved.steps {
+        match step {
+            Step::Exact | Step::OrgRenamed { .. } => {}
+            Step::CaseInsensitive { id, .. } => ids.push(id.to_string()),
+            Step::OriginalFromReupload { original, reupload } => {
+                ids.push(original.clone());
+                ids.push(reupload.to_string());
+            }
+            Step::QuantizedReupload { base, .. } => ids.push(base.to_string()),
+            Step::OllamaTag { id, .. } => ids.push(id.to_string()),
+        }
+    }
+    let bases: Vec<String> = ids
+        .iter()
+        .filter_map(|id| registry::unquantized_id(id))
+        .collect();
+    ids.extend(bases);
+    let mut seen = std::collections::BTreeSet::new();
+    ids.retain(|id| valid_alias(id) && seen.insert(id.to_ascii_lowercase()));
+    ids
+}
+
+/// Whether a string may be written into a generated `aliases` list: printable ASCII
+/// without quotes or braces (ids and tags are), at most 256 bytes.
+fn valid_alias(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 256
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'{' | b'}' | b'\\'))
 }
 
 fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> String {
@@ -195,6 +241,7 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     if !written.contains('/') {
         f.text("ollama", written);
     }
+    f.strings("aliases", &registry_aliases(written, resolved));
     let shape = r.layout();
     let moe = r.moe_params();
     match moe {

@@ -170,6 +170,36 @@ fn explain_deployment<'db>(
     let mut assumptions = assumptions(setup, breakdown, model, gpu);
     // Where a model outside the catalog came from, and what its source lacks.
     if let Some(model) = model {
+        // A string the catalog owns (`"llama3.1:8b"`, a re-upload's id) whose own format
+        // became the deployment's quant: say where that format came from.
+        let decl = db::decl(db, key);
+        let written = decl
+            .as_ref()
+            .filter(|decl| decl.field("quant").is_none())
+            .and_then(|decl| decl.field("model").map(|f| f.value.kind.clone()))
+            .and_then(|kind| match kind {
+                crate::syntax::ast::ExprKind::Str(lit) => lit.plain(),
+                _ => None,
+            });
+        if let Some(written) = written {
+            let generated = crate::external::decl_name(&written, file.path(db));
+            let own = entry(DeclKind::Model, &generated).map(|m| m.as_model());
+            if generated != setup.model
+                && let Some(own) = own
+                && own.default_quant.as_deref() == Some(setup.quant.as_str())
+                && let Some(source) = own.source.as_deref()
+            {
+                assumptions.insert(
+                    0,
+                    format!(
+                        "quant {} is the format \"{}\" names (the model is the catalog's {}): {source}",
+                        setup.quant,
+                        crate::names::resolve::shown(&written),
+                        setup.model
+                    ),
+                );
+            }
+        }
         if let Some(source) = model.as_model().source.as_deref() {
             assumptions.insert(0, format!("model {}: {source}", setup.model));
         }

@@ -120,8 +120,23 @@ pub fn export(
             ),
         ));
     }
+    // The id the deployment wrote (`model = "meta-llama/Llama-3.1-8B-Instruct"`) is the
+    // one served, whatever catalog entry it resolved to (a curated entry owns its base
+    // and instruct ids alike).
+    let written = crate::db::decl(db, key)
+        .and_then(|decl| decl.field("model").map(|f| f.value.kind.clone()))
+        .and_then(|kind| match kind {
+            crate::syntax::ast::ExprKind::Str(lit) => lit.plain(),
+            _ => None,
+        })
+        .filter(|text| !deployfit_compiler::external::is_path(text));
     let catalog = Catalog {
         setup,
+        written_hf: written
+            .clone()
+            .filter(|text| Valid::HfRepo.check_str(text).is_ok()),
+        written_ollama: written
+            .filter(|text| !text.contains('/') && Valid::OllamaTag.check_str(text).is_ok()),
         model: entry(DeclKind::Model, &setup.model),
         quant: quant_entry.map(|e| e.as_quant()),
         kv: entry(DeclKind::Kv, &setup.kv_cache).map(|e| e.as_kv()),
@@ -195,6 +210,9 @@ fn resolve_target(
 /// and the layers on the GPU.
 struct Catalog<'a, 'db> {
     setup: &'a Setup,
+    /// The Hugging Face id or Ollama tag the deployment's `model = "…"` wrote, if any.
+    written_hf: Option<String>,
+    written_ollama: Option<String>,
     model: Option<&'db crate::eval::Entry<'db>>,
     quant: Option<&'db crate::eval::views::Quant>,
     kv: Option<&'db crate::eval::views::Kv>,
@@ -254,6 +272,9 @@ impl Catalog<'_, '_> {
 
     /// The model's Hugging Face id (`hf`), validated.
     fn hf(&self) -> Result<Option<String>, ExportError> {
+        if let Some(written) = &self.written_hf {
+            return Ok(Some(written.clone()));
+        }
         let hf = self.model.and_then(|e| e.as_model().hf.as_ref());
         self.id("hf", hf, Valid::HfRepo)
     }
@@ -291,11 +312,14 @@ impl Catalog<'_, '_> {
             ),
             Target::Ollama => ollama(
                 setup,
-                self.id(
-                    "ollama",
-                    self.model.and_then(|e| e.as_model().ollama.as_ref()),
-                    Valid::OllamaTag,
-                )?,
+                match &self.written_ollama {
+                    Some(tag) => Some(tag.clone()),
+                    None => self.id(
+                        "ollama",
+                        self.model.and_then(|e| e.as_model().ollama.as_ref()),
+                        Valid::OllamaTag,
+                    )?,
+                },
                 flag(kv.and_then(|kv| kv.ollama_name.as_ref())),
                 self.gpu_layers,
             ),
@@ -446,7 +470,7 @@ fn vllm(
     lines.push("  --port 8000".into());
     let note = match kind {
         Some(kind @ (QuantKind::Awq | QuantKind::Gptq)) => format!(
-            "# {hf} is the base checkpoint: point `vllm serve` at a {} repository of it.\n",
+            "# {hf} is the unquantized checkpoint: point `vllm serve` at a {} repository of it.\n",
             kind.name().to_uppercase()
         ),
         _ => String::new(),
@@ -634,7 +658,7 @@ fn ratio(value: f64) -> f64 {
 /// base checkpoint.
 fn base_checkpoint_note(hf: &str, command: &str, format: &str) -> String {
     format!(
-        "# {hf} is the base checkpoint: point `{command}` at a {} repository of it.\n",
+        "# {hf} is the unquantized checkpoint: point `{command}` at a {} repository of it.\n",
         format.to_uppercase()
     )
 }

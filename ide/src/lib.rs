@@ -8,7 +8,7 @@
 
 // The compiler's modules, under the paths these modules have always used.
 use deployfit_compiler::{
-    candidate, check, db, diagnostics, eval, names, solve, span, syntax, units,
+    candidate, check, db, diagnostics, eval, external, names, solve, span, syntax, units,
 };
 
 pub mod cards;

@@ -385,17 +385,15 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
     if request.gpus.len() > MAX_LIST {
         return Err(format!("at most {MAX_LIST} GPUs in --gpu"));
     }
-    for gpu in &request.gpus {
-        if scope.lookup(DeclKind::Gpu, gpu).is_none() {
-            let hint = crate::names::closest(gpu, scope.names(DeclKind::Gpu).map(|(n, _)| n))
-                .map(|c| format!("; did you mean `{c}`?"))
-                .unwrap_or_default();
-            return Err(format!(
-                "`{}` is not a catalog GPU{hint} (`deployfit gpus MODEL` lists them)",
-                shown(gpu)
-            ));
-        }
-    }
+    // Each `--gpu` through the name resolver (`"RTX 4090"`, `H100 PCIe`).
+    let wanted_gpus = request
+        .gpus
+        .iter()
+        .map(|gpu| {
+            crate::eval::entry::resolve_name(db, scope, DeclKind::Gpu, gpu)
+                .map_err(|e| format!("{e} (`deployfit gpus MODEL` lists them)"))
+        })
+        .collect::<Result<Vec<String>, String>>()?;
     let model_name = model_for_query(db, scope, &request.model)?;
     let model = lookup(db, scope, DeclKind::Model, &model_name)?;
     let setup = Setup {
@@ -430,8 +428,7 @@ pub fn gpus(db: &dyn Db, file: SourceFile, request: &GpusRequest) -> Result<Gpus
         catalog.clone()
     } else {
         let mut seen = std::collections::BTreeSet::new();
-        request
-            .gpus
+        wanted_gpus
             .iter()
             .filter(|name| seen.insert(name.as_str()))
             .filter_map(|name| catalog.iter().find(|(n, _)| n == name).copied())
@@ -612,6 +609,8 @@ pub fn models(
     engine: &str,
 ) -> Result<Vec<Fit>, String> {
     let scope = crate::names::scope(db, file);
+    let canonical = crate::eval::entry::resolve_name(db, scope, DeclKind::Gpu, gpu_name)?;
+    let gpu_name = canonical.as_str();
     let gpu = lookup(db, scope, DeclKind::Gpu, gpu_name)?;
     let setup = Setup {
         db,

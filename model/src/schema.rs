@@ -19,6 +19,8 @@ pub enum FieldTy {
     Ref(DeclKind),
     /// A list of catalog entries of a kind.
     RefList(DeclKind),
+    /// A list of strings (`aliases = ["RTX 4090", "NVIDIA GeForce RTX 4090"]`).
+    StrList,
     /// A condition over the deployment's properties (rules' `when`).
     Predicate,
     /// An interpolated message (rules' `message` and `help`).
@@ -37,6 +39,7 @@ impl FieldTy {
             FieldTy::Symbol(words) => format!("one of {}", quote_list(words)),
             FieldTy::Ref(kind) => format!("{} name", kind.describe()),
             FieldTy::RefList(kind) => format!("a list of {} names", kind.keyword()),
+            FieldTy::StrList => "a list of strings".into(),
             FieldTy::Predicate => "a condition".into(),
             FieldTy::Message => "a message string".into(),
             FieldTy::Block => "a block `{ ... }`".into(),
@@ -488,6 +491,10 @@ const fn rate(name: &'static str, doc: &'static str) -> FieldSpec {
     f(name, FieldTy::Number, doc).valid(Valid::Positive)
 }
 
+/// The `aliases` field's documentation (every kind a user names: GPU, model, quant, KV
+/// dtype, engine, host).
+const ALIASES_DOC: &str = "other names a user writes for this entry (a marketing name, what `nvidia-smi` or `system_profiler` prints, a Hugging Face id, an Ollama tag); the name resolver matches them in any case and spacing";
+
 const ARCH: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
@@ -538,6 +545,7 @@ const ARCH: &[FieldSpec] = &[
 
 const GPU: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f("vendor", FieldTy::Symbol(VENDORS), "maker"),
     f(
         "device",
@@ -646,6 +654,7 @@ const MODEL: &[FieldSpec] = &[
     ),
     f("hf", FieldTy::Str, "Hugging Face checkpoint id").valid(Valid::HfRepo),
     f("ollama", FieldTy::Str, "Ollama tag").valid(Valid::OllamaTag),
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f("params", FieldTy::Number, "total parameters").valid(Valid::Positive),
     f(
         "active_params",
@@ -726,6 +735,7 @@ const MODEL: &[FieldSpec] = &[
 ];
 
 const QUANT: &[FieldSpec] = &[
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f(
         "bits",
         FieldTy::Number,
@@ -801,6 +811,7 @@ const QUANT: &[FieldSpec] = &[
 ];
 
 const KV: &[FieldSpec] = &[
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f("bytes", FieldTy::Number, "bytes per element").valid(Valid::UpTo(8.0)),
     f(
         "engines",
@@ -835,6 +846,7 @@ const KV: &[FieldSpec] = &[
 ];
 
 const ENGINE: &[FieldSpec] = &[
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f(
         "utilization",
         FieldTy::Ratio,
@@ -1061,6 +1073,7 @@ const ENGINE: &[FieldSpec] = &[
 /// CPU-only deployments (`gpu = cpu`) live.
 const HOST: &[FieldSpec] = &[
     f("name", FieldTy::Str, "display name"),
+    f("aliases", FieldTy::StrList, ALIASES_DOC),
     f("memory", FieldTy::Q(Dim::BYTES), "system RAM").valid(Valid::Positive),
     f(
         "bandwidth",

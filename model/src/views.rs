@@ -34,6 +34,8 @@ pub enum Shape {
     Reference(DeclKind),
     /// A list of catalog entries of a kind, by name.
     References(DeclKind),
+    /// A list of strings.
+    Texts,
 }
 
 /// Reads one field: the value's form decides, so a field the schema refused (absent from
@@ -64,7 +66,7 @@ impl Read for Vec<String> {
                 items
                     .iter()
                     .filter_map(|item| match item {
-                        Value::Ref(_, name) => Some(name.clone()),
+                        Value::Ref(_, name) | Value::Str(name) => Some(name.clone()),
                         _ => None,
                     })
                     .collect(),
@@ -95,6 +97,7 @@ macro_rules! field_ty {
     (text) => { Option<String> };
     (reference $kind:ident) => { Option<String> };
     (references $kind:ident) => { Option<Vec<String>> };
+    (texts) => { Option<Vec<String>> };
     (symbol $ty:ident) => { Option<$ty> };
 }
 
@@ -110,6 +113,9 @@ macro_rules! field_shape {
     };
     (references $kind:ident) => {
         Shape::References(DeclKind::$kind)
+    };
+    (texts) => {
+        Shape::Texts
     };
     (symbol $ty:ident) => {
         Shape::Symbol($ty::NAMES)
@@ -204,6 +210,7 @@ views! {
 
     /// A GPU (`gpu`), or the host's CPU (`device = cpu`).
     Gpu(Gpu) {
+        aliases: texts,
         name: text,
         vendor: symbol Vendor,
         device: symbol Device,
@@ -239,6 +246,7 @@ views! {
 
     /// A model (`model`): its architecture's figures.
     Model(Model) {
+        aliases: texts,
         name: text,
         hf: text,
         ollama: text,
@@ -272,6 +280,7 @@ views! {
 
     /// A weight format (`quant`).
     Quant(Quant) {
+        aliases: texts,
         bits: number,
         bpw: number,
         kind: symbol QuantKind,
@@ -290,6 +299,7 @@ views! {
 
     /// A KV-cache dtype (`kv`).
     Kv(Kv) {
+        aliases: texts,
         bytes: number,
         engines: references Engine,
         vllm_name: text,
@@ -301,6 +311,7 @@ views! {
 
     /// A serving engine (`engine`): its memory accounting and fitted speed constants.
     Engine(Engine) {
+        aliases: texts,
         utilization: number,
         overhead: number,
         overhead_ratio: number,
@@ -345,6 +356,7 @@ views! {
 
     /// A host machine (`host`).
     Host(Host) {
+        aliases: texts,
         name: text,
         /// Bytes.
         memory: number,
@@ -415,6 +427,7 @@ mod tests {
             FieldTy::Symbol(words) => Some(Shape::Symbol(words)),
             FieldTy::Ref(kind) => Some(Shape::Reference(kind)),
             FieldTy::RefList(kind) => Some(Shape::References(kind)),
+            FieldTy::StrList => Some(Shape::Texts),
             FieldTy::Predicate | FieldTy::Message | FieldTy::Block => None,
         }
     }

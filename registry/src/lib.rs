@@ -528,6 +528,15 @@ fn split_id(name: &str) -> Option<(&str, &str)> {
     (ok(org) && ok(model)).then_some((org, model))
 }
 
+/// The id of the unquantized model a quantized re-upload's name points at
+/// (`Qwen/Qwen3-8B-AWQ` → `Qwen/Qwen3-8B`, `bartowski/gemma-2-9b-it-GGUF` →
+/// `bartowski/gemma-2-9b-it`), by the suffixes of rule 3; `None` for a name without one.
+pub fn unquantized_id(id: &str) -> Option<String> {
+    let (org, name) = split_id(id)?;
+    let (base, _) = quant::strip_suffix(org, name)?;
+    Some(format!("{org}/{base}"))
+}
+
 /// Resolves a user-written model name: a Hugging Face id (any case), a renamed organisation,
 /// a gated original via an unquantized re-upload, a quantized re-upload, or an Ollama tag.
 /// None when nothing matches (use [`closest`] for a suggestion) or the name is malformed.

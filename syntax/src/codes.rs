@@ -66,6 +66,8 @@ codes! {
         "a model from the registry or a file lacks part of its architecture (expert counts, MLA latent sizes, sliding-window layout)";
     NameUnknown = "deploy::name::unknown",
         "a name does not resolve to an entry of the expected kind";
+    NameAmbiguous = "deploy::name::ambiguous",
+        "a name fits several entries of the expected kind (`H100`: the SXM5, PCIe and NVL cards); the help lists them";
     NameExtendsTooDeep = "deploy::name::extends_too_deep",
         "an entry is more `extends` links from its chain's start than are followed (32)";
     NameDuplicate = "deploy::name::duplicate",

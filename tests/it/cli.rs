@@ -25,7 +25,7 @@ fn syntax_error_in_one_block_and_unknown_gpu_in_another_are_both_reported() {
     let dir = scratch("two_problems");
     std::fs::write(
         dir.join("two.deploy"),
-        "gpu broken {\n    memory 12 GiB\n}\n\ndeployment chat {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_3060_12\n}\n",
+        "gpu broken {\n    memory 12 GiB\n}\n\ndeployment chat {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_3060_12g\n}\n",
     )
     .unwrap();
     let output = deployfit_in(&dir, &["check", "--format", "json", "two.deploy"]);
@@ -52,8 +52,11 @@ fn syntax_error_in_one_block_and_unknown_gpu_in_another_are_both_reported() {
         (unknown["line"].as_u64(), unknown["column"].as_u64()),
         (Some(8), Some(13))
     );
-    assert_eq!(unknown["end_column"].as_u64(), Some(24));
-    assert_eq!(unknown["help"], "did you mean `rtx_3060_12gb`?");
+    assert_eq!(unknown["end_column"].as_u64(), Some(25));
+    assert_eq!(
+        unknown["help"],
+        "did you mean `rtx_3060_12gb`? (or `rtx_3060_12gb_ga104`)"
+    );
     assert_eq!(unknown["file"], "two.deploy");
 }
 
@@ -104,7 +107,7 @@ fn github_annotations() {
     let text = stdout(&output);
     assert_eq!(
         text.lines().next().unwrap(),
-        "::error file=tests/fixtures/diagnostics/name.unknown.deploy,line=4,col=13,endLine=4,endColumn=22,title=deploy%3A%3Aname%3A%3Aunknown::unknown gpu `rtx_3090x`%0Ahelp: did you mean `rtx_3090`?"
+        "::error file=tests/fixtures/diagnostics/name.unknown.deploy,line=4,col=13,endLine=4,endColumn=22,title=deploy%3A%3Aname%3A%3Aunknown::unknown gpu `rtx_3090x`%0Ahelp: did you mean `rtx_3090`? (or `rtx_3090_ti`)"
     );
 }
 

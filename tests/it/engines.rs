@@ -254,7 +254,7 @@ fn tgi_export_writes_the_launcher_flags() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         text,
-        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --num-shard 1 \\\n  \
          --max-input-tokens 8191 \\\n  \
          --max-total-tokens 8192 \\\n  \
@@ -268,8 +268,8 @@ fn tgi_export_writes_the_launcher_flags() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         text,
-        "# meta-llama/Llama-3.1-8B is the base checkpoint: point `--model-id` at a AWQ repository of it.\n\
-         text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+        "# meta-llama/Llama-3.1-8B-Instruct is the unquantized checkpoint: point `--model-id` at a AWQ repository of it.\n\
+         text-generation-launcher --model-id meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --num-shard 2 \\\n  \
          --quantize awq \\\n  \
          --max-input-tokens 32767 \\\n  \
@@ -298,7 +298,7 @@ fn tgi_export_writes_fp8_weights_kv_and_the_memory_fraction() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         out,
-        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B \\\n  \
+        "text-generation-launcher --model-id meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --num-shard 1 \\\n  \
          --quantize fp8 \\\n  \
          --kv-cache-dtype fp8_e4m3fn \\\n  \
@@ -316,8 +316,8 @@ fn lmdeploy_export_writes_the_turbomind_flags() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         text,
-        "# meta-llama/Llama-3.1-8B is the base checkpoint: point `lmdeploy serve api_server` at a AWQ repository of it.\n\
-         lmdeploy serve api_server meta-llama/Llama-3.1-8B \\\n  \
+        "# meta-llama/Llama-3.1-8B-Instruct is the unquantized checkpoint: point `lmdeploy serve api_server` at a AWQ repository of it.\n\
+         lmdeploy serve api_server meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --backend turbomind \\\n  \
          --tp 2 \\\n  \
          --session-len 32768 \\\n  \
@@ -331,7 +331,7 @@ fn lmdeploy_export_writes_the_turbomind_flags() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         text,
-        "lmdeploy serve api_server meta-llama/Llama-3.1-8B \\\n  \
+        "lmdeploy serve api_server meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --backend turbomind \\\n  \
          --tp 1 \\\n  \
          --session-len 8192 \\\n  \
@@ -350,9 +350,9 @@ fn mlx_export_converts_then_serves() {
     assert_eq!(
         text,
         "# Convert the checkpoint once, then serve the converted folder:\n\
-         mlx_lm.convert --hf-path meta-llama/Llama-3.1-8B --mlx-path mlx_models/Llama-3.1-8B-mlx_4bit \\\n  \
+         mlx_lm.convert --hf-path meta-llama/Llama-3.1-8B-Instruct --mlx-path mlx_models/Llama-3.1-8B-Instruct-mlx_4bit \\\n  \
          -q --q-bits 4 --q-group-size 64 --q-mode affine\n\
-         mlx_lm.server --model mlx_models/Llama-3.1-8B-mlx_4bit \\\n  \
+         mlx_lm.server --model mlx_models/Llama-3.1-8B-Instruct-mlx_4bit \\\n  \
          --decode-concurrency 2 \\\n  \
          --port 8080\n"
     );
@@ -360,7 +360,7 @@ fn mlx_export_converts_then_serves() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         text,
-        "mlx_lm.server --model meta-llama/Llama-3.1-8B \\\n  \
+        "mlx_lm.server --model meta-llama/Llama-3.1-8B-Instruct \\\n  \
          --decode-concurrency 1 \\\n  \
          --port 8080\n"
     );

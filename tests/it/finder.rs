@@ -208,8 +208,8 @@ fn bad_values_exit_2_with_a_suggestion() {
         (&["--segment", "datacentre"], &["`datacenter`"]),
         (&["--gpu", "rtx_4909"], &["`rtx_4090`"]),
         (
-            &["--gpu", "rtx_4090,h100_sxm"],
-            &["h100_sxm", "did you mean"],
+            &["--gpu", "rtx_4090,h100_sxn"],
+            &["h100_sxn", "did you mean"],
         ),
         (&["--min-memory", "24"], &["24 GB or 24 GiB"]),
         (&["--min-memory", "24gib"], &["24 GiB"]),

@@ -36,6 +36,7 @@ mod lsp_fuzz;
 mod lsp_hardening;
 mod lsp_snapshots;
 mod models;
+mod names;
 mod native;
 mod offload;
 mod parallel;

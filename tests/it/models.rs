@@ -139,13 +139,9 @@ fn pasted_ids_and_tags_resolve_with_bf16_weights_twice_the_parameters() {
         explanation(&explained, "qwen72")["weights_bytes"],
         145_412_407_296_i64
     );
-    // The gated original is read from a re-upload, and explain says so.
-    let assumptions = llama["assumptions"].to_string();
-    assert!(
-        assumptions.contains("absent from the registry")
-            && assumptions.contains("Meta-Llama-3.1-8B-Instruct"),
-        "{assumptions}"
-    );
+    // The instruct id is the curated model's own (issue 34: curated entries own their
+    // ids), and explain names that entry.
+    assert_eq!(llama["model"], "llama_3_1_8b", "{llama}");
     // An Ollama tag brings its default weight format: no `quant` needed.
     let tag = explanation(&explained, "tag");
     assert_eq!(tag["quant"], "Q4_K_M", "{tag}");
@@ -366,8 +362,10 @@ fn the_model_card_and_the_list_answer_in_json() {
     assert_eq!(card["kv_heads"], 8);
     assert_eq!(card["head_dim"], 128);
     assert_eq!(card["max_context_tokens"], 40960);
+    // Qwen3-14B is curated: its own id names the curated entry, not a registry row.
+    assert_eq!(card["name"], "qwen3_14b");
     assert!(
-        card["source"].as_str().unwrap().contains("registry"),
+        card["source"].as_str().unwrap().contains("curated"),
         "{card}"
     );
     // A curated model's card comes from the catalog.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::Env;
-use super::entry::{catalog_model, const_field};
+use super::entry::const_field;
 use super::estimate::{HostFigures, Owned};
 use super::figures::Figures;
 use super::schema::{
@@ -193,6 +193,12 @@ pub fn model_for_query(db: &dyn Db, scope: &Scope<'_>, text: &str) -> Result<Str
     })
 }
 
+/// The model a deployment's `model = "…"` string names, as seen from `file` (for the
+/// language server's hover and go-to-definition on the string).
+pub fn model_for_file(db: &dyn Db, scope: &Scope<'_>, text: &str, file: &Path) -> Option<String> {
+    model_by_alias(db, scope, text, file)
+}
+
 /// The file that command-line model strings are relative to: a name in the current
 /// folder.
 pub const COMMANDS: &str = "<commands>";
@@ -218,11 +224,24 @@ pub(crate) fn model_by_alias<'db>(
     text: &str,
     importer: &Path,
 ) -> Option<String> {
-    if let Some(key) = catalog_model(db, scope, text) {
+    if let Some(key) = super::entry::curated_model(db, scope, text) {
         return Some(key.name(db).clone());
     }
     let name = external::decl_name(text, importer);
-    scope.lookup(DeclKind::Model, &name).map(|_| name)
+    if let Some(generated) = scope.lookup(DeclKind::Model, &name) {
+        // The ids the registry passed through (an Ollama tag's id, the original of a
+        // re-upload, the base of a quantized one): a catalog model that owns one wins.
+        let model = super::entry_of(db, generated).as_model();
+        let owner = model
+            .hf
+            .iter()
+            .chain(model.aliases.iter().flatten())
+            .find_map(|id| super::entry::curated_model(db, scope, id));
+        return Some(owner.map_or(name, |key| key.name(db).clone()));
+    }
+    scope
+        .lookup(DeclKind::Model, text)
+        .map(|key| key.name(db).clone())
 }
 
 /// The deployment's fields as values.
@@ -337,7 +356,7 @@ fn field_value<'db>(
             ))),
         }
     } else {
-        const_field(scope, key, field, spec)
+        const_field(db, scope, key, field, spec)
     }
 }
 
@@ -401,8 +420,19 @@ fn model_defaults<'db>(
         _ => None,
     };
     if let Some(model) = model_entry {
+        // The format the written string says (an Ollama tag, a quantized re-upload:
+        // its generated declaration's) wins over the catalog model's default.
+        let written = decl
+            .field("model")
+            .and_then(|f| match &f.value.kind {
+                ExprKind::Str(lit) => lit.plain(),
+                _ => None,
+            })
+            .map(|text| external::decl_name(&text, key.file(db).path(db)))
+            .and_then(|name| scope.lookup(DeclKind::Model, &name))
+            .and_then(|k| super::entry_of(db, k).as_model().default_quant.clone());
         if decl.field("quant").is_none()
-            && let Some(quant) = &model.as_model().default_quant
+            && let Some(quant) = written.as_ref().or(model.as_model().default_quant.as_ref())
             && scope.lookup(DeclKind::Quant, quant).is_some()
         {
             fields.insert(
@@ -547,7 +577,10 @@ fn block_fields<'db>(
     ok: &mut bool,
 ) -> Option<BTreeMap<String, Value>> {
     let Cx {
-        scope, key, decl, ..
+        db,
+        scope,
+        key,
+        decl,
     } = cx;
     let block = decl.nested(name)?;
     let mut values = BTreeMap::new();
@@ -555,7 +588,7 @@ fn block_fields<'db>(
         if let AstEntry::Field(field) = entry
             && let Some(spec) = schema.iter().find(|s| s.name == field.name.name)
         {
-            match const_field(scope, key, field, spec) {
+            match const_field(db, scope, key, field, spec) {
                 Ok(value) => {
                     values.insert(field.name.name.clone(), value);
                 }

@@ -247,12 +247,19 @@ fn ancestors<'db>(
     chain
 }
 
-/// A catalog model by name or by its `hf` / `ollama` alias (any letter case).
-pub fn catalog_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<DeclKey<'db>> {
-    if let Some(key) = scope.lookup(DeclKind::Model, text) {
-        return Some(key);
-    }
-    // The id as written, and under a renamed organisation's other name (THUDM → zai-org).
+/// The catalog model (not a generated one) that owns the id `text`.
+pub fn curated_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<DeclKey<'db>> {
+    let spellings = spellings(text);
+    scope
+        .names(DeclKind::Model)
+        .filter(|(_, key)| {
+            key.file(db).path(db) != std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
+        })
+        .find_map(|(_, key)| owns_id(db, key, &spellings).then_some(key))
+}
+
+/// The id as written and under a renamed organisation's other name (THUDM → zai-org).
+fn spellings(text: &str) -> Vec<String> {
     let mut spellings = vec![text.to_string()];
     if let Some((org, name)) = text.split_once('/') {
         for (old, new, _) in deployfit_registry::ORG_RENAMES {
@@ -263,14 +270,14 @@ pub fn catalog_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Op
             }
         }
     }
-    scope.names(DeclKind::Model).find_map(|(_, key)| {
-        let entry = entry_of(db, key);
-        let matches = |field: &str| {
-            matches!(entry.fields.get(field), Some(Value::Str(s))
-                if spellings.iter().any(|t| s.eq_ignore_ascii_case(t)))
-        };
-        (matches("hf") || matches("ollama")).then_some(key)
-    })
+    spellings
+}
+
+/// Whether a model's `hf`, `ollama` or `aliases` is one of `spellings` (any case).
+fn owns_id(db: &dyn Db, key: DeclKey<'_>, spellings: &[String]) -> bool {
+    let model = entry_of(db, key).as_model();
+    let is = |s: &String| spellings.iter().any(|t| s.eq_ignore_ascii_case(t));
+    model.hf.iter().any(is) || model.ollama.iter().any(is) || model.aliases.iter().flatten().any(is)
 }
 
 /// Why `KIND NAME from "…"` has no parent: `from` on a kind other than `model`, a file
@@ -404,7 +411,7 @@ pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
                         .exprs
                         .insert(field.name.name.clone(), field.value.clone());
                 }
-                _ => match const_field(scope, owner, field, spec) {
+                _ => match const_field(db, scope, owner, field, spec) {
                     Ok(value) => {
                         entry.fields.insert(field.name.name.clone(), value);
                     }
@@ -441,7 +448,7 @@ pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
                 AstEntry::Field(f) => Some(f),
                 _ => None,
             }) {
-                match artifact_size(scope, owner, file_field) {
+                match artifact_size(db, scope, owner, file_field) {
                     Ok(bytes) => {
                         entry.files.insert(file_field.name.name.clone(), bytes);
                     }
@@ -668,6 +675,7 @@ fn check_entries<'db>(
 
 /// Evaluates a constant catalog field against its schema type.
 pub fn const_field<'db>(
+    db: &'db dyn Db,
     scope: &Scope<'db>,
     owner: DeclKey<'db>,
     field: &Field,
@@ -706,15 +714,73 @@ pub fn const_field<'db>(
             _ => Err(wrong("something else")),
         },
         FieldTy::Ref(kind) => match &field.value.kind {
-            ExprKind::Name(name) => lookup(scope, owner, kind, name, field.value.span),
+            ExprKind::Name(name) => lookup(db, scope, owner, kind, name, field.value.span),
+            // A quoted name: `gpu = "RTX 4090"`.
+            ExprKind::Str(lit) => match lit.plain() {
+                Some(text) => lookup(db, scope, owner, kind, &text, field.value.span),
+                None => Err(wrong("an interpolated string")),
+            },
             _ => Err(wrong("something else")),
         },
         FieldTy::RefList(kind) => match &field.value.kind {
-            ExprKind::List(items) => const_ref_list(scope, owner, kind, items, spec),
+            ExprKind::List(items) => const_ref_list(db, scope, owner, kind, items, spec),
+            _ => Err(wrong("something that is not a list")),
+        },
+        FieldTy::StrList => match &field.value.kind {
+            ExprKind::List(items) => const_str_list(owner, items, spec),
             _ => Err(wrong("something that is not a list")),
         },
         FieldTy::Predicate | FieldTy::Message | FieldTy::Block => Err(wrong("a plain value")),
     }
+}
+
+/// The most strings a string list (`aliases`) holds.
+pub const MAX_STR_LIST: usize = 64;
+
+/// A constant list of strings (`aliases = ["RTX 4090", "NVIDIA GeForce RTX 4090"]`).
+fn const_str_list<'db>(
+    owner: DeclKey<'db>,
+    items: &[Expr],
+    spec: &FieldSpec,
+) -> Result<Value, Box<Diag<'db>>> {
+    if items.len() > MAX_STR_LIST {
+        return Err(Box::new(
+            Diag::error(
+                Code::FieldType,
+                format!(
+                    "`{}` lists {} strings; at most {MAX_STR_LIST}",
+                    spec.name,
+                    items.len()
+                ),
+                Loc::Decl(owner, items[MAX_STR_LIST].span),
+            )
+            .label("one too many")
+            .help(format!("keep the {MAX_STR_LIST} names users write most")),
+        ));
+    }
+    let mut values = Vec::new();
+    for item in items {
+        match &item.kind {
+            ExprKind::Str(lit) if lit.plain().is_some() => {
+                values.push(Value::Str(lit.plain().unwrap_or_default()));
+            }
+            _ => {
+                return Err(Box::new(
+                    Diag::error(
+                        Code::FieldType,
+                        format!("`{}` lists strings", spec.name),
+                        Loc::Decl(owner, item.span),
+                    )
+                    .label("not a plain string")
+                    .help(format!(
+                        "write quoted names: `{} = [\"RTX 4090\"]`",
+                        spec.name
+                    )),
+                ));
+            }
+        }
+    }
+    Ok(Value::List(values))
 }
 
 /// The error for a field whose value is not of its schema type: `found` instead.
@@ -843,6 +909,7 @@ fn unknown_word<'db>(loc: Loc<'db>, name: &str, words: &[&str]) -> Diag<'db> {
 
 /// A constant list of `kind` entries: each item must name one.
 fn const_ref_list<'db>(
+    db: &'db dyn Db,
     scope: &Scope<'db>,
     owner: DeclKey<'db>,
     kind: DeclKind,
@@ -852,7 +919,11 @@ fn const_ref_list<'db>(
     let mut values = Vec::new();
     for item in items {
         match &item.kind {
-            ExprKind::Name(name) => values.push(lookup(scope, owner, kind, name, item.span)?),
+            ExprKind::Name(name) => values.push(lookup(db, scope, owner, kind, name, item.span)?),
+            ExprKind::Str(lit) if lit.plain().is_some() => {
+                let text = lit.plain().unwrap_or_default();
+                values.push(lookup(db, scope, owner, kind, &text, item.span)?)
+            }
             _ => {
                 return Err(Box::new(
                     Diag::error(
@@ -1019,21 +1090,102 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
 
 /// A catalog reference by name, with a suggestion of the same kind when unknown.
 pub fn lookup<'db>(
+    db: &'db dyn Db,
     scope: &Scope<'db>,
     owner: DeclKey<'db>,
     kind: DeclKind,
     name: &str,
     span: crate::span::Span,
 ) -> Result<Value, Box<Diag<'db>>> {
-    if scope.lookup(kind, name).is_some() {
-        return Ok(Value::Ref(kind, name.to_string()));
+    use crate::names::resolve::{self, Resolution};
+    match resolve::resolve(db, scope, kind, name) {
+        Resolution::Found(found) => Ok(Value::Ref(kind, found)),
+        Resolution::Ambiguous(choices) => Err(Box::new(ambiguous(
+            Loc::Decl(owner, span),
+            kind,
+            name,
+            &choices,
+        ))),
+        Resolution::Unknown(choices) => Err(Box::new(unknown_name(
+            Loc::Decl(owner, span),
+            kind,
+            name,
+            &choices,
+        ))),
     }
-    let suggestion = scope.suggest(kind, name);
-    let help = match &suggestion {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => format!(
-            "no {} is called `{name}`; the catalog's are in stdlib/{}.deploy",
+}
+
+/// `deploy::name::ambiguous`: `name` fits several entries of `kind`; a fix for each.
+pub fn ambiguous<'db>(
+    loc: Loc<'db>,
+    kind: DeclKind,
+    name: &str,
+    choices: &[crate::names::resolve::Choice],
+) -> Diag<'db> {
+    use crate::names::resolve::MAX_CHOICES;
+    let shown: Vec<String> = choices
+        .iter()
+        .take(MAX_CHOICES)
+        .map(|c| c.describe())
+        .collect();
+    let more = match choices.len().saturating_sub(MAX_CHOICES) {
+        0 => String::new(),
+        n => format!(" and {n} more (`deployfit gpus`, `deployfit models` list them)"),
+    };
+    let mut diag = Diag::error(
+        Code::NameAmbiguous,
+        format!(
+            "`{}` could be any of {} {}s",
+            crate::names::resolve::shown(name),
+            choices.len(),
+            kind.keyword()
+        ),
+        loc,
+    )
+    .label(format!("which {}?", kind.keyword()))
+    .help(format!(
+        "write one of them by name: {}{more}",
+        shown.join(", ")
+    ));
+    for choice in choices.iter().take(MAX_CHOICES) {
+        diag.suggestions.push((
+            format!("use {}", choice.describe()),
+            loc,
+            choice.name.clone(),
+        ));
+    }
+    diag
+}
+
+/// `deploy::name::unknown` for a name of `kind`, with the closest names.
+/// `did you mean `rtx_3090`? (or `rtx_3090_ti`)`: the closest name first, then the
+/// others nearly as close.
+pub(crate) fn did_you_mean(choices: &[crate::names::resolve::Choice]) -> String {
+    match choices {
+        [] => String::new(),
+        [first] => format!("did you mean `{}`?", first.name),
+        [first, rest @ ..] => format!(
+            "did you mean `{}`? (or {})",
+            first.name,
+            rest.iter()
+                .map(|c| format!("`{}`", c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn unknown_name<'db>(
+    loc: Loc<'db>,
+    kind: DeclKind,
+    name: &str,
+    choices: &[crate::names::resolve::Choice],
+) -> Diag<'db> {
+    let help = match choices {
+        [] => format!(
+            "no {} is called `{}`; the catalog's are in stdlib/{}.deploy",
             kind.keyword(),
+            crate::names::resolve::shown(name),
             match kind {
                 DeclKind::Arch => "archs",
                 DeclKind::Gpu => "gpus",
@@ -1047,26 +1199,31 @@ pub fn lookup<'db>(
                 DeclKind::Deployment => "deployments",
             }
         ),
+        choices => did_you_mean(choices),
     };
-    Err(Box::new(
-        Diag::error(
-            Code::NameUnknown,
-            format!("unknown {} `{name}`", kind.keyword()),
-            Loc::Decl(owner, span),
-        )
-        .label(format!("not {} in scope", kind.describe()))
-        .help(help)
-        .suggest(suggestion),
-    ))
+    Diag::error(
+        Code::NameUnknown,
+        format!(
+            "unknown {} `{}`",
+            kind.keyword(),
+            crate::names::resolve::shown(name)
+        ),
+        loc,
+    )
+    .label(format!("not {} in scope", kind.describe()))
+    .help(help)
+    .suggest(choices.first().map(|c| c.name.clone()))
 }
 
 /// `files { Q4_K_M = 6_166_574_944 B }`: a quant name and an exact byte count.
 fn artifact_size<'db>(
+    db: &'db dyn Db,
     scope: &Scope<'db>,
     owner: DeclKey<'db>,
     field: &Field,
 ) -> Result<i128, Box<Diag<'db>>> {
     lookup(
+        db,
         scope,
         owner,
         DeclKind::Quant,
@@ -1080,7 +1237,7 @@ fn artifact_size<'db>(
         valid: Valid::Positive,
         default: None,
     };
-    let value = const_field(scope, owner, field, &spec)?;
+    let value = const_field(db, scope, owner, field, &spec)?;
     value
         .quantity()
         .and_then(|q| q.num.round_to_int())
@@ -1198,14 +1355,52 @@ pub fn catalog_entry<'db>(
     kind: DeclKind,
     name: &str,
 ) -> Result<&'db Entry<'db>, String> {
+    let name = resolve_name(db, scope, kind, name)?;
     scope
-        .lookup(kind, name)
+        .lookup(kind, &name)
         .map(|k| super::entry_of(db, k))
-        .ok_or_else(|| {
-            let hint = scope
-                .suggest(kind, name)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            format!("unknown {} `{name}`{hint}", kind.keyword())
-        })
+        .ok_or_else(|| format!("unknown {} `{name}`", kind.keyword()))
+}
+
+/// The entry name a command-line argument (`--gpu "RTX 4090"`) means, through the name
+/// resolver ([`crate::names::resolve`]), or the sentence that says why none: the choices
+/// of an ambiguous name, the closest names of an unknown one.
+pub fn resolve_name(
+    db: &dyn Db,
+    scope: &Scope<'_>,
+    kind: DeclKind,
+    text: &str,
+) -> Result<String, String> {
+    use crate::names::resolve::{self, MAX_CHOICES, Resolution, shown};
+    let list = |choices: &[resolve::Choice]| {
+        choices
+            .iter()
+            .take(MAX_CHOICES)
+            .map(|c| c.describe())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match resolve::resolve(db, scope, kind, text) {
+        Resolution::Found(name) => Ok(name),
+        Resolution::Ambiguous(choices) => Err(format!(
+            "`{}` could be any of {} {}s: {}{}; write one of them by name",
+            shown(text),
+            choices.len(),
+            kind.keyword(),
+            list(&choices),
+            match choices.len().saturating_sub(MAX_CHOICES) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            }
+        )),
+        Resolution::Unknown(choices) if choices.is_empty() => {
+            Err(format!("unknown {} `{}`", kind.keyword(), shown(text)))
+        }
+        Resolution::Unknown(choices) => Err(format!(
+            "unknown {} `{}`; {}",
+            kind.keyword(),
+            shown(text),
+            did_you_mean(&choices)
+        )),
+    }
 }

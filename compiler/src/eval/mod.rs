@@ -44,7 +44,7 @@ impl Ty {
             FieldTy::Str | FieldTy::Message => Ty::Str,
             FieldTy::Symbol(words) => Ty::Symbol(words),
             FieldTy::Ref(kind) => Ty::Ref(kind),
-            FieldTy::RefList(_) => Ty::List,
+            FieldTy::RefList(_) | FieldTy::StrList => Ty::List,
             FieldTy::Predicate => Ty::Bool,
             FieldTy::Block => Ty::Workload,
         }

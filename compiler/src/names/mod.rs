@@ -1,5 +1,7 @@
 //! Names: one scope per file (stdlib + imports + the file), one namespace per kind.
 
+pub mod resolve;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

@@ -255,7 +255,10 @@ fn classes<'a, 'db>(
     resolved: &Resolved,
 ) -> Result<Vec<Class<'a>>, Box<Diag<'db>>> {
     let Cx {
-        scope, key, decl, ..
+        db,
+        scope,
+        key,
+        decl,
     } = cx;
     let no_workload = |span: Span, what: String, help: Option<String>| {
         Box::new(
@@ -288,7 +291,7 @@ fn classes<'a, 'db>(
                     if let Some(spec) = CLASS.iter().find(|s| s.name == field.name.name) {
                         workload.insert(
                             field.name.name.clone(),
-                            const_field(scope, key, field, spec)?,
+                            const_field(db, scope, key, field, spec)?,
                         );
                     }
                 }

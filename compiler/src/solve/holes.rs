@@ -41,7 +41,7 @@ pub(crate) fn hole_values<'db>(
                     value: item.clone(),
                     span: item.span,
                 };
-                const_field(scope, key, &one, spec)
+                const_field(db, scope, key, &one, spec)
             })
             .collect::<Result<Vec<_>, _>>(),
         _ => match (spec.ty, name) {

@@ -355,12 +355,62 @@ fn lookup_any<'db>(scope: &Scope<'db>, name: &str) -> Option<(DeclKind, DeclKey<
         .find_map(|kind| scope.lookup(kind, name).map(|key| (kind, key)))
 }
 
+/// The quoted string around `offset` on its line (`gpu = "RTX 4090"`): its text and the
+/// span of its content. Bounded by the line.
+fn string_at(db: &dyn Db, file: SourceFile, offset: usize) -> Option<(String, Span)> {
+    let text = file.text(db);
+    let offset = floor_boundary(text, offset);
+    let line_start = db::line_index(db, file).line_start(offset);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let open = line_start + text[line_start..offset].rfind('"')? + 1;
+    // An even number of quotes before the opening one: it opens a string.
+    if !text[line_start..open - 1]
+        .matches('"')
+        .count()
+        .is_multiple_of(2)
+    {
+        return None;
+    }
+    let close = offset + text[offset..line_end].find('"')?;
+    (open <= close).then(|| (text[open..close].to_string(), Span::new(open, close)))
+}
+
+/// A quoted name in a reference field (`gpu = "RTX 4090"`, `model = "google/gemma-3-27b-it"`):
+/// the entry the name resolver gives it.
+fn quoted_reference_at<'db>(
+    db: &'db dyn Db,
+    file: SourceFile,
+    offset: usize,
+) -> Option<(String, Span, DeclKind, DeclKey<'db>)> {
+    let (quoted, span) = string_at(db, file, offset)?;
+    let (context, _) = enclosing_kind(db, file, offset)?;
+    let field = field_of_line(db, file, span.start as usize)?;
+    let scope = crate::names::scope(db, file);
+    let kind = field_kind(context, &field).or_else(|| {
+        // `model = "…"` in a deployment: an id, tag or file.
+        (context == DeclKind::Deployment && field == "model").then_some(DeclKind::Model)
+    })?;
+    let name = if kind == DeclKind::Model {
+        crate::eval::deployment::model_for_file(db, scope, &quoted, file.path(db))?
+    } else {
+        match crate::names::resolve::resolve(db, scope, kind, &quoted) {
+            crate::names::resolve::Resolution::Found(name) => name,
+            _ => return None,
+        }
+    };
+    let key = scope.lookup(kind, &name)?;
+    Some((name, span, kind, key))
+}
+
 /// What the name at `offset` refers to: its kind and declaration.
 fn reference_at<'db>(
     db: &'db dyn Db,
     file: SourceFile,
     offset: usize,
 ) -> Option<(String, Span, DeclKind, DeclKey<'db>)> {
+    if let Some(found) = quoted_reference_at(db, file, offset) {
+        return Some(found);
+    }
     let text = file.text(db);
     let (word, span) = word_at(text, offset)?;
     let scope = crate::names::scope(db, file);
