@@ -224,7 +224,9 @@ pub(crate) fn model_by_alias<'db>(
     text: &str,
     importer: &Path,
 ) -> Option<String> {
-    if let Some(key) = super::entry::curated_model(db, scope, text) {
+    if let Some(key) = super::entry::curated_model(db, scope, text)
+        .or_else(|| super::entry::curated_reupload(db, scope, text))
+    {
         return Some(key.name(db).clone());
     }
     let name = external::decl_name(text, importer);

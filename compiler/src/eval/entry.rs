@@ -258,6 +258,33 @@ pub fn curated_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Op
         .find_map(|(_, key)| owns_id(db, key, &spellings).then_some(key))
 }
 
+/// The catalog model a quantized re-upload by anyone converts (`unsloth/gemma-3-27b-it-GGUF`,
+/// `mlx-community/Qwen3-8B-4bit`): the one whose own ids have the re-upload's unquantized
+/// model name under any organisation. Re-uploaders keep the original's name and add a
+/// format suffix (docs/registry.md, rule 3), so the name without the suffix is the model.
+pub fn curated_reupload<'db>(
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    id: &str,
+) -> Option<DeclKey<'db>> {
+    let base = deployfit_registry::unquantized_id(id)?;
+    let (_, name) = base.split_once('/')?;
+    let same_name = |s: &String| {
+        s.split_once('/')
+            .is_some_and(|(_, n)| n.eq_ignore_ascii_case(name))
+    };
+    scope
+        .names(DeclKind::Model)
+        .filter(|(_, key)| {
+            key.file(db).path(db) != std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
+        })
+        .find_map(|(_, key)| {
+            let model = entry_of(db, key).as_model();
+            (model.hf.iter().any(same_name) || model.aliases.iter().flatten().any(same_name))
+                .then_some(key)
+        })
+}
+
 /// The id as written and under a renamed organisation's other name (THUDM → zai-org).
 fn spellings(text: &str) -> Vec<String> {
     let mut spellings = vec![text.to_string()];
