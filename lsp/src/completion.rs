@@ -17,12 +17,20 @@ pub(crate) async fn completion(
             analysis.completions(snapshot.file, offset)
         })
         .await?;
-    let Some((completions, _)) = answer else {
+    let Some((completions, snapshot)) = answer else {
         return Ok(None);
     };
+    let index = &snapshot.index;
     let items = completions
         .into_iter()
         .map(|c| CompletionItem {
+            filter_text: c.edit.as_ref().map(|e| e.typed.clone()),
+            text_edit: c.edit.as_ref().map(|e| {
+                CompletionTextEdit::Edit(TextEdit {
+                    range: index.range(e.span.start as usize, e.span.end as usize),
+                    new_text: c.label.clone(),
+                })
+            }),
             label: c.label,
             kind: Some(match c.kind {
                 ide::CompletionKind::Keyword => CompletionItemKind::KEYWORD,

@@ -347,3 +347,50 @@ fn the_server_hovers_and_jumps_from_a_quoted_name() {
     );
     session.finish();
 }
+
+#[test]
+fn the_server_completes_a_name_typed_in_the_users_words() {
+    let dir = scratch("names_completion");
+    let path = dir.join("d.deploy");
+    let uri = uri_of(&path);
+    let mut session = Session::start();
+    for (typed, wanted, not) in [
+        ("\"RTX 409", "rtx_4090", "rtx_3090"),
+        ("H10", "h100_sxm5", "a100_sxm4_80gb"),
+        ("\"GeForce RTX 30", "rtx_3090", "rtx_4090"),
+    ] {
+        // ü: a non-ASCII line above the cursor.
+        let text =
+            format!("// ü\ndeployment chat {{\n    model = qwen3_8b\n    gpu = {typed}\n}}\n");
+        session.open(&uri, &text);
+        let cursor = text.find(typed).unwrap() + typed.len();
+        let answer = session.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": position_of(&text, cursor) }),
+        );
+        let items = answer.as_array().unwrap_or_else(|| panic!("{answer}"));
+        let item = items
+            .iter()
+            .find(|i| i["label"] == wanted)
+            .unwrap_or_else(|| panic!("{wanted} not offered for {typed}: {answer}"));
+        assert!(
+            !items.iter().any(|i| i["label"] == not),
+            "{not} for {typed}"
+        );
+        // The edit replaces what was typed (quote included) with the name; the client
+        // filters on the typed text.
+        let start = text.find(typed).unwrap();
+        assert_eq!(item["textEdit"]["newText"], wanted);
+        assert_eq!(
+            item["textEdit"]["range"]["start"],
+            position_of(&text, start)
+        );
+        assert_eq!(item["textEdit"]["range"]["end"], position_of(&text, cursor));
+        assert_eq!(item["filterText"], typed);
+        session.notify(
+            "textDocument/didClose",
+            json!({ "textDocument": { "uri": uri } }),
+        );
+    }
+    session.finish();
+}

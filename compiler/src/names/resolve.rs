@@ -278,6 +278,41 @@ pub fn resolve(db: &dyn Db, scope: &Scope<'_>, kind: DeclKind, text: &str) -> Re
     resolve_in(&index, kind, text)
 }
 
+/// The most completions offered for a name being typed.
+pub const MAX_COMPLETIONS: usize = 50;
+
+/// Completions for a name being typed in the user's words (`RTX 40`, `h10`, `gemma3`):
+/// the entries of which every word typed starts a word (the last one may be partial),
+/// best first (fewest words beyond what was typed, then the catalog's order); at most
+/// [`MAX_COMPLETIONS`].
+pub fn completions(db: &dyn Db, scope: &Scope<'_>, kind: DeclKind, typed: &str) -> Vec<Choice> {
+    if !resolvable(kind) || typed.len() > MAX_NAME {
+        return Vec::new();
+    }
+    let wanted = words(typed);
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let index = index_for(db, scope, kind);
+    let mut fits: Vec<&Known> = index
+        .known
+        .iter()
+        .filter(|k| {
+            wanted
+                .iter()
+                .all(|w| k.words.iter().any(|kw| kw.starts_with(w.as_str())))
+        })
+        .collect();
+    fits.sort_by_key(|k| {
+        (
+            k.order.0,
+            k.own_words.saturating_sub(wanted.len()),
+            k.order.1,
+        )
+    });
+    fits.into_iter().take(MAX_COMPLETIONS).map(choice).collect()
+}
+
 /// User text inside a message: control and bidirectional-formatting characters escaped
 /// (`\u{1b}`), at most 64 characters.
 pub fn shown(text: &str) -> String {

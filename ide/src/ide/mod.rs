@@ -34,6 +34,16 @@ pub struct Completion {
     pub label: String,
     pub kind: CompletionKind,
     pub detail: String,
+    /// For a name being typed in the user's own words (`gpu = "RTX 40`): the span typed so
+    /// far, replaced by the label; the client filters on that text, not on the label.
+    pub edit: Option<CompletionEdit>,
+}
+
+/// What a completion replaces, and the text the client filters on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompletionEdit {
+    pub span: Span,
+    pub typed: String,
 }
 
 /// A place in a file: a user file's path, or a stdlib file's (`stdlib/gpus.deploy`).
@@ -477,11 +487,13 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                 label: k.keyword().to_string(),
                 kind: CompletionKind::Keyword,
                 detail: format!("declare {}", k.describe()),
+                edit: None,
             })
             .chain(std::iter::once(Completion {
                 label: "import".into(),
                 kind: CompletionKind::Keyword,
                 detail: "import another .deploy file".into(),
+                edit: None,
             }))
             .collect();
     };
@@ -495,12 +507,41 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
             .or_else(|| SPECULATIVE.iter().find(|s| s.name == field));
         match spec.map(|s| s.ty) {
             Some(FieldTy::Ref(target)) | Some(FieldTy::RefList(target)) if !after_number => {
+                // `gpu = "RTX 40`, `gpu = H10`: the entries the resolver finds for the words
+                // typed so far, each replacing what was typed.
+                let typed_start = line
+                    .rfind(['=', '[', ','])
+                    .map(|i| i + 1)
+                    .map(|i| i + (line.len() - i - line[i..].trim_start().len()));
+                if let Some(start) = typed_start
+                    && start < line.len()
+                {
+                    let typed = &line[start..];
+                    let query = typed.trim_start_matches('"');
+                    let span = Span::new(line_start + start, offset);
+                    return crate::names::resolve::completions(db, scope, target, query)
+                        .into_iter()
+                        .filter_map(|choice| {
+                            let key = scope.lookup(target, &choice.name)?;
+                            Some(Completion {
+                                label: choice.name.clone(),
+                                kind: CompletionKind::Entry,
+                                detail: describe_entry(target, crate::eval::entry_of(db, key)),
+                                edit: Some(CompletionEdit {
+                                    span,
+                                    typed: typed.to_string(),
+                                }),
+                            })
+                        })
+                        .collect();
+                }
                 return scope
                     .names(target)
                     .map(|(name, key)| Completion {
                         label: name.to_string(),
                         kind: CompletionKind::Entry,
                         detail: describe_entry(target, crate::eval::entry_of(db, key)),
+                        edit: None,
                     })
                     .collect();
             }
@@ -511,6 +552,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                         label: w.to_string(),
                         kind: CompletionKind::Word,
                         detail: format!("`{field}`"),
+                        edit: None,
                     })
                     .collect();
             }
@@ -532,6 +574,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                         label: u.to_string(),
                         kind: CompletionKind::Unit,
                         detail: dim.describe(),
+                        edit: None,
                     })
                     .collect();
             }
@@ -550,6 +593,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                 label: p.name.to_string(),
                 kind: CompletionKind::Property,
                 detail: p.doc.to_string(),
+                edit: None,
             })
             .collect();
     }
@@ -560,6 +604,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
             label: spec.name.to_string(),
             kind: CompletionKind::Field,
             detail: spec.doc.to_string(),
+            edit: None,
         })
         .collect();
     if kind == DeclKind::Deployment {
@@ -568,6 +613,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: usize) -> Vec<Completi
                 label: keyword.to_string(),
                 kind: CompletionKind::Keyword,
                 detail: "statement".into(),
+                edit: None,
             });
         }
     }
