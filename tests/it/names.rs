@@ -394,3 +394,31 @@ fn the_server_completes_a_name_typed_in_the_users_words() {
     }
     session.finish();
 }
+
+#[test]
+fn quants_and_engines_take_the_names_their_projects_use() {
+    let pairs = [
+        (
+            "    quant = \"q4_k_m\"\n    engine = \"llama.cpp\"\n",
+            "    quant = Q4_K_M\n    engine = llamacpp\n",
+        ),
+        (
+            "    quant = bf16\n    engine = \"text-generation-inference\"\n    context = 8k\n",
+            "    quant = bf16\n    engine = tgi\n    context = 8k\n",
+        ),
+        (
+            "    quant = bf16\n    engine = \"TRT-LLM\"\n    context = 8k\n",
+            "    quant = bf16\n    engine = tensorrt_llm\n    context = 8k\n",
+        ),
+    ];
+    for (i, (written, named)) in pairs.iter().enumerate() {
+        let text = |extra: &str| {
+            format!(
+                "// ü\ndeployment chat {{\n    model = qwen3_8b\n    gpu = h100_sxm5\n{extra}}}\n"
+            )
+        };
+        let a = check(&format!("names_engine_{i}"), &text(written));
+        let b = check(&format!("names_engine_named_{i}"), &text(named));
+        assert_eq!(figures(&a), figures(&b), "{written}");
+    }
+}
