@@ -399,8 +399,14 @@ fn gpt_oss_defaults_to_its_one_published_format() {
             )),
     );
     let report = check_json(&dir, "o.deploy");
+    let found = codes(&report);
     assert!(
-        !codes(&report).contains(&"deploy::field::missing".to_string()),
+        !found.contains(&"deploy::field::missing".to_string()),
+        "{report}"
+    );
+    // A catalog model is not a file: writing another format is no mismatch.
+    assert!(
+        !found.contains(&"deploy::model::format_mismatch".to_string()),
         "{report}"
     );
     let explained = explain_json(&dir, "o.deploy");
@@ -415,4 +421,34 @@ fn gpt_oss_defaults_to_its_one_published_format() {
     }
     // A written quant still wins.
     assert_eq!(explanation(&explained, "gguf")["quant"], "Q4_K_M");
+}
+
+#[test]
+fn a_written_quant_the_file_does_not_hold_is_a_warning() {
+    let dir = scratch("formats_mismatch");
+    gguf(&dir.join("model.gguf"), Some(15), MIX);
+    write(
+        &dir,
+        "m.deploy",
+        &("quant my_q4 extends Q4_K_M {\n    bpw = 4.9\n}\n".to_string()
+            + &deployment("other", "./model.gguf", Some("Q8_0"), LLAMACPP)
+            + &deployment("same", "./model.gguf", Some("Q4_K_M"), LLAMACPP)
+            + &deployment("child", "./model.gguf", Some("my_q4"), LLAMACPP)),
+    );
+    let report = check_json(&dir, "m.deploy");
+    assert_eq!(
+        codes(&report),
+        vec!["deploy::model::format_mismatch"],
+        "{report}"
+    );
+    let warning = &report["diagnostics"][0];
+    assert_eq!(warning["severity"], "warning", "{warning}");
+    // At the written quant (line 6: the `other` deployment's `quant`).
+    assert_eq!(warning["line"], 6, "{warning}");
+    assert!(
+        warning["message"].as_str().unwrap().contains(
+            "the model file holds Q4_K_M weights, but the deployment says `quant = Q8_0`"
+        ),
+        "{warning}"
+    );
 }
