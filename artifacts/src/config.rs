@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{ArtifactError, add, mul, sum};
-use crate::{Architecture, Attention};
+use crate::{Architecture, Attention, QuantConfig, Quantization};
 
 /// Largest config.json accepted (real ones are a few KiB).
 pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
@@ -264,8 +264,67 @@ fn compute(cfg: &Cfg) -> Result<Architecture, ArtifactError> {
         experts_active: moe.as_ref().map(|m| m.active),
         tie_embeddings: Some(tie),
         weights: None,
+        quantization: quantization(cfg.top),
         notes,
     })
+}
+
+/// The weight format a config.json declares: `quantization_config` with its `quant_method`
+/// (transformers' quantizer configs: `AwqConfig` `bits`, AutoAWQ's older `w_bit`,
+/// `GPTQConfig` `bits`, `FineGrainedFP8Config` `weight_block_size`, `Mxfp4Config`,
+/// `BitsAndBytesConfig` `load_in_4bit`/`load_in_8bit`, compressed-tensors `config_groups`
+/// and `format`, ModelOpt `quant_algo`), else MLX's `quantization` block (`bits`,
+/// `group_size`, `mode`). Fields of the wrong type are left out, never an error: the
+/// format is a default, and the rest of the file stands without it.
+fn quantization(top: &Map<String, Value>) -> Option<Quantization> {
+    let lower = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_ascii_lowercase);
+    let bits = |v: Option<&Value>| v.and_then(Value::as_u64).filter(|b| (1..=64).contains(b));
+    if let Some(Value::Object(q)) = top.get("quantization_config")
+        && let Some(method) = lower(q.get("quant_method"))
+    {
+        let mut c = QuantConfig {
+            bits: bits(q.get("bits")).or_else(|| bits(q.get("w_bit"))),
+            block: q
+                .get("weight_block_size")
+                .is_some_and(|b| b.as_array().is_some_and(|a| !a.is_empty())),
+            scheme: lower(q.get("format")).or_else(|| lower(q.get("quant_algo"))),
+            method,
+            ..QuantConfig::default()
+        };
+        if c.method == "bitsandbytes" {
+            let on = |k: &str| q.get(k).and_then(Value::as_bool) == Some(true);
+            c.bits = if on("load_in_4bit") {
+                Some(4)
+            } else if on("load_in_8bit") {
+                Some(8)
+            } else {
+                None
+            };
+        }
+        // compressed-tensors: the first scheme group (`group_0` in the files seen).
+        if let Some(Value::Object(groups)) = q.get("config_groups")
+            && let Some(Value::Object(group)) = groups.get("group_0").or(groups.values().next())
+        {
+            if let Some(Value::Object(w)) = group.get("weights") {
+                c.bits = bits(w.get("num_bits")).or(c.bits);
+                c.float = lower(w.get("type")).as_deref() == Some("float");
+                c.block = c.block || lower(w.get("strategy")).as_deref() == Some("block");
+            }
+            c.activations = group.get("input_activations").is_some_and(|a| !a.is_null());
+        }
+        return Some(Quantization::Config(c));
+    }
+    if let Some(Value::Object(q)) = top.get("quantization")
+        && let Some(b) = bits(q.get("bits"))
+    {
+        return Some(Quantization::Config(QuantConfig {
+            method: "mlx".to_string(),
+            bits: Some(b),
+            scheme: lower(q.get("mode")),
+            ..QuantConfig::default()
+        }));
+    }
+    None
 }
 
 /// The model type, its family and the source line; notes an unknown family.

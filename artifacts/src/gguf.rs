@@ -12,7 +12,7 @@ use std::io::{self, Read};
 
 use crate::config::MAX_DIM;
 use crate::error::{ArtifactError, add, mul};
-use crate::{Architecture, Attention, Weights, add_dtype};
+use crate::{Architecture, Attention, GgufFileType, Quantization, Weights, add_dtype};
 
 /// Most tensors accepted in one GGUF file.
 pub const MAX_GGUF_TENSORS: u64 = 1_000_000;
@@ -116,6 +116,88 @@ pub fn ggml_type(id: u32) -> Result<GgmlType, ArtifactError> {
              6-30, 34, 35, 39)"
         ),
     }))
+}
+
+/// llama.cpp's file types (`enum llama_ftype`, include/llama.h): the value of
+/// `general.file_type`, named without `LLAMA_FTYPE_` and `MOSTLY_`. Ids 4–6 and 33–35 were
+/// removed from llama.cpp (their files no longer load) and are not listed.
+pub const LLAMA_FTYPES: &[(u64, &str)] = &[
+    (0, "F32"),
+    (1, "F16"),
+    (2, "Q4_0"),
+    (3, "Q4_1"),
+    (7, "Q8_0"),
+    (8, "Q5_0"),
+    (9, "Q5_1"),
+    (10, "Q2_K"),
+    (11, "Q3_K_S"),
+    (12, "Q3_K_M"),
+    (13, "Q3_K_L"),
+    (14, "Q4_K_S"),
+    (15, "Q4_K_M"),
+    (16, "Q5_K_S"),
+    (17, "Q5_K_M"),
+    (18, "Q6_K"),
+    (19, "IQ2_XXS"),
+    (20, "IQ2_XS"),
+    (21, "Q2_K_S"),
+    (22, "IQ3_XS"),
+    (23, "IQ3_XXS"),
+    (24, "IQ1_S"),
+    (25, "IQ4_NL"),
+    (26, "IQ3_S"),
+    (27, "IQ3_M"),
+    (28, "IQ2_S"),
+    (29, "IQ2_M"),
+    (30, "IQ4_XS"),
+    (31, "IQ1_M"),
+    (32, "BF16"),
+    (36, "TQ1_0"),
+    (37, "TQ2_0"),
+    (38, "MXFP4_MOE"),
+    (39, "NVFP4"),
+    (40, "Q1_0"),
+];
+
+/// The name of a `llama_ftype` id ([`LLAMA_FTYPES`]), if known.
+pub fn llama_ftype(id: u64) -> Option<&'static str> {
+    LLAMA_FTYPES
+        .iter()
+        .find(|(i, _)| *i == id)
+        .map(|(_, name)| *name)
+}
+
+/// The file type llama.cpp's loader guesses for a file without `general.file_type` from the
+/// ggml type most of its tensors have (`llama_model_loader`: `switch (type_max)`; K-quant
+/// types give the `_M` mix). `None` where the loader has no case (it then says F32).
+fn guessed_ftype(ggml_type: u32) -> Option<u64> {
+    Some(match ggml_type {
+        0 => 0,   // F32
+        1 => 1,   // F16
+        30 => 32, // BF16
+        2 => 2,   // Q4_0
+        3 => 3,   // Q4_1
+        6 => 8,   // Q5_0
+        7 => 9,   // Q5_1
+        8 => 7,   // Q8_0
+        10 => 10, // Q2_K
+        11 => 12, // Q3_K -> Q3_K_M
+        12 => 15, // Q4_K -> Q4_K_M
+        13 => 17, // Q5_K -> Q5_K_M
+        14 => 18, // Q6_K
+        34 => 36, // TQ1_0
+        35 => 37, // TQ2_0
+        16 => 19, // IQ2_XXS
+        17 => 20, // IQ2_XS
+        22 => 28, // IQ2_S
+        18 => 23, // IQ3_XXS
+        19 => 24, // IQ1_S
+        29 => 31, // IQ1_M
+        20 => 25, // IQ4_NL
+        23 => 30, // IQ4_XS
+        21 => 26, // IQ3_S
+        _ => return None,
+    })
 }
 
 /// A metadata value, as far as it is kept.
@@ -391,6 +473,8 @@ struct Tensors {
     /// element counts of the stacked expert tensors
     exps: Vec<u64>,
     has_output: bool,
+    /// The ggml type most tensors have (the first to reach the largest count).
+    most_common: Option<u32>,
 }
 
 /// Read the `tensor_count` tensor infos, summing the weights by dtype.
@@ -405,6 +489,9 @@ fn read_tensor_infos<R: Read>(
     let mut infos: Vec<(u64, u64)> = Vec::new();
     let mut exps: Vec<u64> = Vec::new(); // element counts of the stacked expert tensors
     let mut has_output = false;
+    // Tensors per ggml type id (ids are below 64: `GGML_TYPES`).
+    let mut per_type = [0u64; 64];
+    let mut most_common: Option<u32> = None;
     for _ in 0..tensor_count {
         let name = src
             .string("tensor name", MAX_GGUF_STRING)?
@@ -444,6 +531,13 @@ fn read_tensor_infos<R: Read>(
         weights.elements = Some(add(weights.elements.unwrap_or(0), elements)?);
         add_dtype(&mut weights.by_dtype, ty.name, bytes, elements)?;
         infos.push((offset, bytes));
+        if let Some(slot) = per_type.get_mut(ty.id as usize) {
+            *slot += 1;
+            let count = *slot;
+            if most_common.is_none_or(|m| per_type[m as usize] < count) {
+                most_common = Some(ty.id);
+            }
+        }
         if name.contains("_exps.") {
             exps.push(elements);
         }
@@ -456,6 +550,7 @@ fn read_tensor_infos<R: Read>(
         infos,
         exps,
         has_output,
+        most_common,
     })
 }
 
@@ -508,8 +603,10 @@ fn architecture(
         weights,
         exps,
         has_output,
+        most_common,
         ..
     } = tensors;
+    let quantization = file_type(meta, most_common);
     let arch = meta.text("general.architecture");
     let mut notes = Vec::new();
     let k = |suffix: &str| {
@@ -621,6 +718,21 @@ fn architecture(
         experts_active,
         tie_embeddings: Some(!has_output),
         weights: Some(weights),
+        quantization,
         notes,
     })
+}
+
+/// The file's type: `general.file_type`, else llama.cpp's guess from the tensors.
+fn file_type(meta: &Metadata, most_common: Option<u32>) -> Option<Quantization> {
+    let declared = meta.int("general.file_type");
+    let (id, guessed) = match declared {
+        Some(id) => (id, false),
+        None => (guessed_ftype(most_common?)?, true),
+    };
+    Some(Quantization::Gguf(GgufFileType {
+        id,
+        name: llama_ftype(id),
+        guessed,
+    }))
 }

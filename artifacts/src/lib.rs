@@ -19,7 +19,8 @@ use std::path::Path;
 pub use config::{MAX_CONFIG_BYTES, MAX_DIM, MAX_LAYERS, from_config_json};
 pub use error::ArtifactError;
 pub use gguf::{
-    GGML_TYPES, GgmlType, MAX_GGUF_ARRAY, MAX_GGUF_STRING, MAX_GGUF_TENSORS, from_gguf, ggml_type,
+    GGML_TYPES, GgmlType, LLAMA_FTYPES, MAX_GGUF_ARRAY, MAX_GGUF_STRING, MAX_GGUF_TENSORS,
+    from_gguf, ggml_type, llama_ftype,
 };
 pub use safetensors::{
     MAX_INDEX_BYTES, MAX_SAFETENSORS_HEADER, from_safetensors_header, from_safetensors_index,
@@ -57,6 +58,86 @@ pub struct DtypeBytes {
     pub dtype: String,
     pub bytes: u64,
     pub elements: u64,
+}
+
+/// The weight format a file declares: a GGUF file's type, or a config.json's
+/// `quantization_config` (MLX: `quantization`). What it means for a catalog quant is the
+/// reader's business (`deployfit-host`); this says only what the file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Quantization {
+    Gguf(GgufFileType),
+    Config(QuantConfig),
+}
+
+/// A GGUF file's type: `general.file_type` (llama.cpp `enum llama_ftype`), or, when the file
+/// has none, the guess llama.cpp's loader makes from the type most tensors have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GgufFileType {
+    /// The `llama_ftype` id (for a guess, the id the guess gives).
+    pub id: u64,
+    /// Its name without `LLAMA_FTYPE_` / `MOSTLY_` (`Q4_K_M`, `F16`, `MXFP4_MOE`); `None`
+    /// for an id this crate does not know.
+    pub name: Option<&'static str>,
+    /// True when the file has no `general.file_type` and the type is guessed from the
+    /// tensors (`LLAMA_FTYPE_GUESSED`).
+    pub guessed: bool,
+}
+
+/// A config.json's `quantization_config` (or MLX's `quantization` block), as far as the
+/// format of the weights goes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QuantConfig {
+    /// `quant_method` lowercased (`awq`, `gptq`, `fp8`, `mxfp4`, `compressed-tensors`,
+    /// `bitsandbytes`, `modelopt`, …); `mlx` for MLX's `quantization` block.
+    pub method: String,
+    /// Weight bits: `bits` (`w_bit` in AutoAWQ's older files), compressed-tensors'
+    /// `weights.num_bits`, bitsandbytes' `load_in_4bit`/`load_in_8bit`.
+    pub bits: Option<u64>,
+    /// Floating-point weights (compressed-tensors `weights.type = "float"`).
+    pub float: bool,
+    /// Scales per 2-D block (`weight_block_size`, compressed-tensors `strategy = "block"`).
+    pub block: bool,
+    /// Activations quantized as well (compressed-tensors `input_activations` set).
+    pub activations: bool,
+    /// The scheme named inside the method: compressed-tensors `format`, ModelOpt
+    /// `quant_algo`, MLX `mode` (lowercased).
+    pub scheme: Option<String>,
+}
+
+impl std::fmt::Display for Quantization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Quantization::Gguf(t) => {
+                let name = t.name.unwrap_or("unknown");
+                if t.guessed {
+                    write!(
+                        f,
+                        "GGUF type {name} (no general.file_type: guessed from the type most tensors have, as llama.cpp does)"
+                    )
+                } else {
+                    write!(f, "GGUF general.file_type {} ({name})", t.id)
+                }
+            }
+            Quantization::Config(c) => {
+                let key = if c.method == "mlx" {
+                    "quantization"
+                } else {
+                    "quantization_config"
+                };
+                write!(f, "config.json {key} (quant_method {}", c.method)?;
+                if let Some(bits) = c.bits {
+                    write!(f, ", {bits} bits")?;
+                }
+                if let Some(scheme) = &c.scheme {
+                    write!(f, ", {scheme}")?;
+                }
+                if c.block {
+                    write!(f, ", block scales")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
 }
 
 /// Exact weight bytes as stored in safetensors / GGUF files (tensor data only, no header).
@@ -106,6 +187,8 @@ pub struct Architecture {
     pub experts_active: Option<u64>,
     pub tie_embeddings: Option<bool>,
     pub weights: Option<Weights>,
+    /// The weight format the file declares (GGUF file type, `quantization_config`).
+    pub quantization: Option<Quantization>,
     /// What could not be determined and how to supply it, and any disagreement.
     pub notes: Vec<String>,
 }

@@ -381,43 +381,6 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
     )
 }
 
-/// The stdlib weight format a file holds, from its name (`…-Q4_K_M.gguf`) or the
-/// dtype of most of its bytes (safetensors `BF16`, `F16`, `F8_E4M3`).
-fn artifact_quant(path: &Path, arch: &Architecture) -> Option<&'static str> {
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_uppercase())
-        .unwrap_or_default();
-    if file_name.ends_with(".GGUF") {
-        // Longest names first, so that Q4_K_M is not read as Q4_K.
-        const GGUF: &[(&str, &str)] = &[
-            ("Q4_K_M", "Q4_K_M"),
-            ("Q5_K_M", "Q5_K_M"),
-            ("Q5_K_S", "Q5_K_S"),
-            ("Q3_K_M", "Q3_K_M"),
-            ("IQ4_XS", "IQ4_XS"),
-            ("Q8_0", "Q8_0"),
-            ("Q6_K", "Q6_K"),
-            ("Q4_0", "Q4_0"),
-            ("Q2_K", "Q2_K"),
-            ("BF16", "bf16"),
-            ("F16", "fp16"),
-        ];
-        return GGUF
-            .iter()
-            .find(|(tag, _)| file_name.contains(tag))
-            .map(|(_, quant)| *quant);
-    }
-    let weights = arch.weights.as_ref()?;
-    let dominant = weights.by_dtype.iter().max_by_key(|d| d.bytes)?;
-    // A safetensors dtype → the stdlib quant of those weights.
-    const SAFETENSORS: &[(&str, &str)] = &[("BF16", "bf16"), ("F16", "fp16"), ("F8_E4M3", "fp8")];
-    SAFETENSORS
-        .iter()
-        .find(|(dtype, _)| *dtype == dominant.dtype)
-        .map(|(_, quant)| *quant)
-}
-
 fn artifact_declaration(
     name: &str,
     written: &str,
@@ -460,11 +423,15 @@ fn artifact_declaration(
     }
     f.number("experts", arch.experts);
     f.number("experts_active", arch.experts_active);
-    let quant = artifact_quant(path, arch);
+    let format = crate::formats::file_format(path, arch);
+    let quant = format.as_ref().and_then(|f| f.quant);
     if let Some(quant) = quant {
         f.raw("default_quant", quant);
     }
     let mut source = format!("{} of {written}", arch.source);
+    if let Some(format) = &format {
+        let _ = write!(source, "; {}", format.said);
+    }
     for note in &arch.notes {
         let _ = write!(source, "; {note}");
     }

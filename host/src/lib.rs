@@ -10,6 +10,7 @@
 pub mod analysis;
 pub mod external;
 pub mod files;
+pub mod formats;
 pub mod hardware;
 mod workspace;
 

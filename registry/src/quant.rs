@@ -78,6 +78,8 @@ impl WeightFormat {
                 "Q3_K_M" => "Q3_K_M",
                 "Q2_K" => "Q2_K",
                 "IQ4_XS" => "IQ4_XS",
+                // llama.cpp's file type for gpt-oss: experts in MXFP4 (LLAMA_FTYPE_MOSTLY_MXFP4_MOE).
+                "MXFP4" | "MXFP4_MOE" => "mxfp4",
                 "F16" => "fp16",
                 "BF16" => "bf16",
                 _ => return None,

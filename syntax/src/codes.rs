@@ -64,6 +64,8 @@ codes! {
         "a model named by a file (config.json, safetensors, GGUF, a folder) cannot be read as one";
     ModelIncomplete = "deploy::model::incomplete",
         "a model from the registry or a file lacks part of its architecture (expert counts, MLA latent sizes, sliding-window layout)";
+    ModelFormatMismatch = "deploy::model::format_mismatch",
+        "a deployment's quant differs from the weight format its model file holds (a GGUF's type, a quantized checkpoint's quantization_config)";
     NameUnknown = "deploy::name::unknown",
         "a name does not resolve to an entry of the expected kind";
     NameAmbiguous = "deploy::name::ambiguous",

@@ -21,6 +21,7 @@ mod extends_copies;
 mod finder;
 mod fleet;
 mod fmt;
+mod formats;
 mod fuzz;
 mod golden;
 mod gpu_catalog;

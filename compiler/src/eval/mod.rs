@@ -8,6 +8,7 @@ pub use deployfit_model::{figures, schema, sim, speed, value, views};
 pub mod deployment;
 pub mod entry;
 pub mod estimate;
+mod formats;
 pub mod parallel;
 pub mod support;
 
