@@ -119,12 +119,15 @@ impl std::fmt::Display for Quantization {
                 }
             }
             Quantization::Config(c) => {
-                let key = if c.method == "mlx" {
-                    "quantization"
+                if c.method == "mlx" {
+                    write!(f, "config.json quantization (MLX")?;
                 } else {
-                    "quantization_config"
-                };
-                write!(f, "config.json {key} (quant_method {}", c.method)?;
+                    write!(
+                        f,
+                        "config.json quantization_config (quant_method {}",
+                        c.method
+                    )?;
+                }
                 if let Some(bits) = c.bits {
                     write!(f, ", {bits} bits")?;
                 }

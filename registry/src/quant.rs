@@ -480,6 +480,11 @@ mod tests {
         assert_eq!(WeightFormat::Gptq { bits: 8 }.stdlib_quant(), None);
         assert_eq!(WeightFormat::Bf16.stdlib_quant(), Some("bf16"));
         assert_eq!(WeightFormat::Mxfp4.stdlib_quant(), Some("mxfp4"));
+        // llama.cpp's gpt-oss file type (general.file_type 38).
+        assert_eq!(
+            WeightFormat::Gguf(Some("MXFP4_MOE".into())).stdlib_quant(),
+            Some("mxfp4")
+        );
         assert_eq!(WeightFormat::Nvfp4.stdlib_quant(), Some("nvfp4"));
         assert_eq!(WeightFormat::Mlx4bit.stdlib_quant(), None);
         assert!(!WeightFormat::Fp16.is_quantized() && WeightFormat::Fp8.is_quantized());

@@ -274,7 +274,7 @@ impl Resolved {
 pub(crate) fn resolve<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> Option<Resolved> {
     let (mut fields, mut ok) = own_fields(cx, diags);
     model_defaults(cx, &mut fields, diags);
-    super::formats::check_file_format(cx, &fields, diags);
+    super::formats::check_file_format(cx.db, cx.scope, cx.key, cx.decl, &fields, diags);
     default_refs(cx, &mut fields);
     if !check_offload(cx, &fields, diags) {
         ok = false;

@@ -4,27 +4,26 @@
 
 use std::collections::BTreeMap;
 
-use super::deployment::Cx;
 use super::value::Value;
+use crate::db::{Db, DeclKey};
 use crate::diagnostics::codes::Code;
 use crate::diagnostics::{Diag, Loc, Severity};
 use crate::external;
-use crate::syntax::ast::{DeclKind, ExprKind};
+use crate::names::Scope;
+use crate::syntax::ast::{Decl, DeclKind, ExprKind};
 
 /// Warns when the deployment's `model` is a file whose declared format (the generated
 /// model's `default_quant`) is a GGUF type or under 16 bits, and the deployment writes
-/// another quant (not one that `extends` it).
+/// another quant (not one that `extends` it). `decl` is the deployment `key` declares,
+/// `fields` its resolved fields.
 pub(crate) fn check_file_format<'db>(
-    cx: Cx<'_, 'db>,
+    db: &'db dyn Db,
+    scope: &Scope<'db>,
+    key: DeclKey<'db>,
+    decl: &Decl,
     fields: &BTreeMap<String, Value>,
     diags: &mut Vec<Diag<'db>>,
 ) {
-    let Cx {
-        db,
-        scope,
-        key,
-        decl,
-    } = cx;
     let (Some(model_field), Some(quant_field)) = (decl.field("model"), decl.field("quant")) else {
         return;
     };
