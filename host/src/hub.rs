@@ -190,19 +190,25 @@ fn token(cache: &Cache) -> Result<Option<String>, String> {
     }
 }
 
+/// Whether [`fetch`] would ask the Hub for `id`, without asking: not when the id is not
+/// one ([`valid_id`]), `HF_HUB_OFFLINE` is set, or [`allow_network`] was not called.
+pub fn may_fetch(id: &str) -> Result<(), Unfetched> {
+    if !valid_id(id) {
+        Err(Unfetched::NotAnId)
+    } else if offline() {
+        Err(Unfetched::Offline)
+    } else if !network_allowed() {
+        Err(Unfetched::NotAllowed)
+    } else {
+        Ok(())
+    }
+}
+
 /// Fetches `id`'s config.json (and its safetensors index when there is one) into the
 /// standard cache, or says why not. Asks nothing of the network when the id is not one
 /// ([`valid_id`]), `HF_HUB_OFFLINE` is set, or [`allow_network`] was not called.
 pub fn fetch(id: &str) -> Result<Fetched, Unfetched> {
-    if !valid_id(id) {
-        return Err(Unfetched::NotAnId);
-    }
-    if offline() {
-        return Err(Unfetched::Offline);
-    }
-    if !network_allowed() {
-        return Err(Unfetched::NotAllowed);
-    }
+    may_fetch(id)?;
     let endpoint = endpoint();
     let failed = |reason: String| Unfetched::Failed {
         endpoint: endpoint.clone(),

@@ -299,10 +299,17 @@ impl Workspace {
         text: &str,
     ) -> Option<Result<crate::external::ExternalModel, String>> {
         use crate::hub;
-        if !text.contains('/') || self.declared_in_catalog(importer, text) {
+        if !text.contains('/') {
             return None;
         }
-        match hub::fetch(text) {
+        // Offline (or not allowed) the catalog is not asked: its answer would change
+        // nothing, and a query now, between loads, is verified again at check time.
+        let fetched = match hub::may_fetch(text) {
+            Ok(()) if self.declared_in_catalog(importer, text) => return None,
+            Ok(()) => hub::fetch(text),
+            Err(why) => Err(why),
+        };
+        match fetched {
             Ok(fetched) => {
                 self.models.hub.remove(name);
                 let origin = format!(
