@@ -83,6 +83,10 @@ fn main() -> ExitCode {
     };
     if !matches!(cli.command, Command::Lsp(_)) {
         quiet_on_closed_pipe();
+        // A Hugging Face id that neither the catalog, the registry nor the local cache
+        // knows is fetched from the Hub (docs/hub.md); the language server, which sees
+        // every keystroke of an id, reads the cache only.
+        deployfit_host::hub::allow_network();
     }
     let result = match cli.command {
         Command::Check(args) => commands::check::run(args),

@@ -41,6 +41,11 @@ pub struct Project {
     /// why (see [`crate::external`]).
     #[returns(ref)]
     pub external: BTreeMap<String, String>,
+    /// Hugging Face ids named by a string that the host did not fetch from the Hub, by
+    /// generated declaration name: why, and how to supply the file (offline, not found,
+    /// gated); the unknown-model diagnostic adds it to its help.
+    #[returns(ref)]
+    pub hub: BTreeMap<String, String>,
 }
 
 /// A declaration by identity: file, kind, name and which occurrence (a name defined
@@ -170,6 +175,7 @@ impl Database {
         db.project = Some(Project::new(
             &db,
             stdlib,
+            BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),
             BTreeMap::new(),

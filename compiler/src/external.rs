@@ -58,3 +58,20 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     }
     hash
 }
+
+/// Why the host did not fetch a Hugging Face id from the Hub, and how to supply the file
+/// (`Project::hub`), when it tried.
+pub fn hub_note(db: &dyn crate::db::Db, text: &str, importer: &Path) -> Option<String> {
+    db.project()
+        .hub(db)
+        .get(&decl_name(text, importer))
+        .cloned()
+}
+
+/// A help followed by the Hub's note for the id, when there is one.
+pub fn with_hub_note(db: &dyn crate::db::Db, text: &str, importer: &Path, help: String) -> String {
+    match hub_note(db, text, importer) {
+        Some(note) => format!("{help} — {note}"),
+        None => help,
+    }
+}

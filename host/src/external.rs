@@ -103,10 +103,29 @@ pub fn from_hub_cache(text: &str, importer: &Path) -> Option<ExternalModel> {
         .filter(|e| e.path().join("config.json").is_file())
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?
         .path();
-    let arch = read_bounded(&newest).ok()?;
+    from_snapshot(
+        text,
+        importer,
+        &newest,
+        format!("read from the Hugging Face cache ({})", newest.display()),
+    )
+    .ok()
+}
+
+/// A model from a snapshot folder of the Hugging Face cache (its config.json, and the
+/// safetensors index or files beside it), with where the folder came from (`origin`, a
+/// note of its `source`).
+pub fn from_snapshot(
+    text: &str,
+    importer: &Path,
+    snapshot: &Path,
+    origin: String,
+) -> Result<ExternalModel, String> {
+    let mut arch = read_bounded(snapshot)?;
+    arch.notes.insert(0, origin);
     let name = decl_name(text, importer);
-    let text = artifact_declaration(&name, text, &newest, &arch, Some(text));
-    Some(ExternalModel { name, text })
+    let text = artifact_declaration(&name, text, snapshot, &arch, Some(text));
+    Ok(ExternalModel { name, text })
 }
 
 fn hub_cache() -> Option<PathBuf> {

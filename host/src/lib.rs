@@ -1,7 +1,8 @@
 //! deployfit-host: the one way in for the CLI, the language server and the tests.
 //!
 //! [`Workspace`] reads `.deploy` files and their imports from disk (through [`files`]),
-//! materializes registry and file models ([`external`]), detects the local hardware
+//! materializes registry and file models ([`external`]) and fetches Hugging Face models
+//! the registry lacks ([`hub`], only once the program calls [`hub::allow_network`]), detects the local hardware
 //! ([`hardware`]) and feeds the text to the compiler's database; [`AnalysisHost`] wraps it
 //! for the language server with cancellable snapshots ([`Analysis`]). Only this crate does
 //! I/O. It re-exports the layers below under their own names, so that a caller needs
@@ -12,6 +13,7 @@ pub mod external;
 pub mod files;
 pub mod formats;
 pub mod hardware;
+pub mod hub;
 mod workspace;
 
 pub use analysis::{Analysis, AnalysisHost, Cancellable, Cancelled};

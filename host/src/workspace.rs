@@ -29,6 +29,9 @@ struct ExternalModels {
     /// Declaration name → the declaration, or why the string could not be read; `None`
     /// when the catalog or nothing matches.
     resolved: BTreeMap<String, Option<Result<crate::external::ExternalModel, String>>>,
+    /// Declaration name → why a Hugging Face id was not fetched from the Hub, and how to
+    /// supply the file ([`crate::hub::Unfetched::note`]).
+    hub: BTreeMap<String, String>,
 }
 
 /// Whether a text may name a model by a string: `model = "…"`, `model = one_of [...]`
@@ -245,10 +248,12 @@ impl Workspace {
             // looked up (`model_by_alias`); a declaration nothing uses costs nothing.
             let resolved = if external::is_path(text) {
                 Some(external::from_artifact(text, importer))
+            } else if let Some(model) = external::from_registry(text, importer)
+                .or_else(|| external::from_hub_cache(text, importer))
+            {
+                Some(Ok(model))
             } else {
-                external::from_registry(text, importer)
-                    .or_else(|| external::from_hub_cache(text, importer))
-                    .map(Ok)
+                self.fetch_from_hub(name, importer, text)
             };
             self.models.resolved.insert(name.clone(), resolved);
         }
@@ -273,6 +278,68 @@ impl Workspace {
         if project.external(&self.db) != &problems {
             project.set_external(&mut self.db).to(problems);
         }
+        let notes: BTreeMap<String, String> = wanted
+            .keys()
+            .filter_map(|name| Some((name.clone(), self.models.hub.get(name)?.clone())))
+            .collect();
+        if project.hub(&self.db) != &notes {
+            project.set_hub(&mut self.db).to(notes);
+        }
+    }
+
+    /// A Hugging Face id that neither the registry nor the local cache knows, fetched
+    /// from the Hub into the cache ([`crate::hub::fetch`]); `None`, with the reason kept
+    /// for the diagnostic, when it is not fetched. Not asked for strings that are not
+    /// `owner/name`, nor for ids the catalog (or the importing file) declares as a
+    /// model's `hf` or `ollama`, which win anyway.
+    fn fetch_from_hub(
+        &mut self,
+        name: &str,
+        importer: &Path,
+        text: &str,
+    ) -> Option<Result<crate::external::ExternalModel, String>> {
+        use crate::hub;
+        if !text.contains('/') {
+            return None;
+        }
+        // Offline (or not allowed) the catalog is not asked: its answer would change
+        // nothing, and a query now, between loads, is verified again at check time.
+        let fetched = match hub::may_fetch(text) {
+            Ok(()) if self.declared_in_catalog(importer, text) => return None,
+            Ok(()) => hub::fetch(text),
+            Err(why) => Err(why),
+        };
+        match fetched {
+            Ok(fetched) => {
+                self.models.hub.remove(name);
+                let origin = format!(
+                    "fetched from the Hugging Face Hub ({}, commit {}: {}) into the Hugging Face cache",
+                    fetched.endpoint,
+                    fetched.commit(),
+                    fetched.files.join(", ")
+                );
+                Some(crate::external::from_snapshot(
+                    text,
+                    importer,
+                    &fetched.snapshot,
+                    origin,
+                ))
+            }
+            Err(why) => {
+                self.models.hub.insert(name.to_string(), why.note(text));
+                None
+            }
+        }
+    }
+
+    /// Whether a catalog model, or one the importing file declares, has `text` as its
+    /// `hf` or `ollama` id.
+    fn declared_in_catalog(&self, importer: &Path, text: &str) -> bool {
+        let file = self
+            .file(importer)
+            .unwrap_or_else(|| self.generated_models_file());
+        let scope = crate::names::scope(&self.db, file);
+        crate::eval::entry::catalog_model(&self.db, scope, text).is_some()
     }
 
     /// The generated file of resolved models (last of the stdlib files).

@@ -15,6 +15,7 @@ fn action(step: &str, env: &[(&str, &str)]) -> Output {
         .current_dir(root())
         .env("DEPLOYFIT", env!("CARGO_BIN_EXE_deployfit"))
         .env("NO_COLOR", "1")
+        .env("HF_HUB_OFFLINE", "1")
         .env_remove("INPUT_PATHS")
         .env_remove("INPUT_DENY_WARNINGS")
         .env_remove("INPUT_SARIF")
@@ -121,6 +122,7 @@ fn the_install_step_uses_the_cache() {
         .arg(root().join("scripts/action.sh"))
         .arg("install")
         .env("DEPLOYFIT_ROOT", &dir)
+        .env("HF_HUB_OFFLINE", "1")
         .env_remove("DEPLOYFIT")
         .output()
         .unwrap();

@@ -224,6 +224,7 @@ fn a_closed_pipe_ends_every_command_quietly() {
             .args(args)
             .current_dir(common::root())
             .env("NO_COLOR", "1")
+            .env("HF_HUB_OFFLINE", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -2425,6 +2425,7 @@ fn run_bounded(dir: &Path, args: &[&str], timeout: Duration) -> Result<(i32, Str
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("HF_HUB_OFFLINE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -2771,6 +2772,7 @@ fn fix_never_makes_a_file_worse() {
                     .args(["check", "--fix"])
                     .arg(&path)
                     .env("NO_COLOR", "1")
+                    .env("HF_HUB_OFFLINE", "1")
                     .output()
                     .unwrap();
                 assert_ne!(output.status.code(), Some(101), "input {n}");

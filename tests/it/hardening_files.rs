@@ -466,6 +466,7 @@ fn model_paths_that_block_or_leak_are_refused_quickly_in_every_command() {
     let output = Command::new(env!("CARGO_BIN_EXE_deployfit"))
         .args(["check", "--format", "json", "m7.deploy"])
         .current_dir(&dir)
+        .env("HF_HUB_OFFLINE", "1")
         .stdin(std::fs::File::open(dir.join("input.txt")).unwrap())
         .output()
         .unwrap();

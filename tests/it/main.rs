@@ -29,6 +29,7 @@ mod hardening_files;
 mod hardening_perf;
 mod hardening_values;
 mod hardware;
+mod hub;
 mod incremental;
 mod json_output;
 mod layering;

@@ -440,6 +440,7 @@ fn a_bare_id_is_found_in_the_local_hugging_face_cache() {
     let output: Output = Command::new(env!("CARGO_BIN_EXE_deployfit"))
         .args(["model", "acme/tiny-14b", "--format", "json"])
         .env("HF_HUB_CACHE", dir.join("hub"))
+        .env("HF_HUB_OFFLINE", "1")
         .env("NO_COLOR", "1")
         .output()
         .unwrap();

@@ -187,8 +187,11 @@ pub fn model_for_query(db: &dyn Db, scope: &Scope<'_>, text: &str) -> Result<Str
         let hint = closest_model(scope, text)
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
+        let hub = external::hub_note(db, text, Path::new(COMMANDS))
+            .map(|note| format!(" — {note}"))
+            .unwrap_or_default();
         format!(
-            "no catalog or registry model has the name, Hugging Face id or Ollama tag `{text}`{hint}"
+            "no catalog or registry model has the name, Hugging Face id or Ollama tag `{text}`{hint}{hub}"
         )
     })
 }
@@ -696,10 +699,15 @@ fn unknown_model<'db>(
         loc,
     )
     .label("unknown model")
-    .help(match &quoted {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => "add it: `model my_model { hf = \"...\" params = ... }`, or name a config.json or .gguf file".to_string(),
-    })
+    .help(external::with_hub_note(
+        db,
+        text,
+        importer,
+        match &quoted {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "add it: `model my_model { hf = \"...\" params = ... }`, or name a config.json or .gguf file".to_string(),
+        },
+    ))
     .suggest(quoted)
 }
 

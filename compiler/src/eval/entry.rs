@@ -383,11 +383,18 @@ fn from_problem<'db>(
         loc,
     )
     .label("unknown model")
-    .help(match closest {
-        Some(id) => format!("did you mean `\"{id}\"`?"),
-        None => "name a Hugging Face id, an Ollama tag, or a file (`./models/NAME/config.json`)"
-            .to_string(),
-    })
+    .help(crate::external::with_hub_note(
+        db,
+        &text,
+        key.file(db).path(db),
+        match closest {
+            Some(id) => format!("did you mean `\"{id}\"`?"),
+            None => {
+                "name a Hugging Face id, an Ollama tag, or a file (`./models/NAME/config.json`)"
+                    .to_string()
+            }
+        },
+    ))
     .suggest(closest.map(|id| format!("\"{id}\"")))
 }
 

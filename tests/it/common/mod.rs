@@ -21,6 +21,8 @@ pub fn deployfit_in(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        // Nothing in the tests reaches the network (docs/hub.md).
+        .env("HF_HUB_OFFLINE", "1")
         .output()
         .expect("the deployfit binary runs")
 }

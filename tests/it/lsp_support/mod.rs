@@ -37,6 +37,8 @@ impl Session {
         let mut command = Command::new(env!("CARGO_BIN_EXE_deployfit"));
         command
             .arg("lsp")
+            // Nothing in the tests reaches the network (docs/hub.md).
+            .env("HF_HUB_OFFLINE", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match options.stderr {
