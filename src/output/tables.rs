@@ -504,9 +504,13 @@ pub fn hardware(report: &deployfit_host::hardware::HardwareReport) -> String {
             .iter()
             .enumerate()
             .map(|(i, g)| {
+                let name = match g.gpu_cores {
+                    Some(cores) => format!("{} ({cores}-core GPU)", g.name),
+                    None => g.name.clone(),
+                };
                 vec![
                     i.to_string(),
-                    g.name.clone(),
+                    name,
                     bytes(g.memory_bytes),
                     g.source.clone(),
                     g.catalog.clone().unwrap_or_else(|| "—".into()),
