@@ -286,7 +286,12 @@ fn the_binary_lists_apple_silicon_configurations() {
         assert_eq!(row["name"], *name, "{row}");
         assert_eq!(row["memory_bytes"].as_f64(), Some(memory * GIB), "{row}");
         assert_eq!(row["bandwidth_gbs"].as_f64(), Some(*bandwidth), "{row}");
-        assert!(row["decode_tps"].as_f64().is_some_and(|t| t > 0.0), "{row}");
+        // Qwen3-8B at 4 bits and up needs more than an 8 GB Mac's working set; from 16 GB
+        // every configuration runs it, with a speed.
+        if *memory >= 16.0 {
+            assert_eq!(row["fits"], true, "{row}");
+            assert!(row["decode_tps"].as_f64().is_some_and(|t| t > 0.0), "{row}");
+        }
     }
     // Every chip of every generation is there, and every Apple entry carrying a GPU core
     // count names it in its display name.
