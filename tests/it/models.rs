@@ -902,7 +902,7 @@ fn gpt_oss_weighs_its_released_checkpoint() {
 }
 
 /// `models --gpu`: the registry's rows join the catalog's, each estimated from its registry
-/// facts without a declaration (deployfit_host::registry_models), ranked with them.
+/// facts without a declaration (ide/src/registry_models.rs), ranked with them.
 #[test]
 fn models_on_a_gpu_rank_the_registry_rows_that_fit() {
     let output = deployfit(&["models", "--gpu", "rtx_4090", "--format", "json"]);
