@@ -24,6 +24,8 @@ pub const MAX_TOOL_OUTPUT: usize = 1 << 20;
 pub const MAX_GPUS: usize = 256;
 /// The most characters of a GPU name that are kept.
 pub const MAX_NAME_CHARS: usize = 200;
+/// The largest GPU core count taken from a tool (the largest Apple GPU has 80).
+pub const MAX_GPU_CORES: u64 = 4096;
 
 /// The tools a probe runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -272,6 +274,10 @@ pub struct DetectedGpu {
     pub driver_version: Option<String>,
     /// Whether its memory is the host's (Apple silicon).
     pub unified_memory: bool,
+    /// Its GPU core count, where the tool reports one: system_profiler's `sppci_cores`
+    /// ("Total Number of Cores" in its text output) for an Apple GPU, which tells the
+    /// binned chips apart (an M2 Pro has 16 or 19).
+    pub gpu_cores: Option<u32>,
 }
 
 /// A short printable field: control characters dropped, at most [`MAX_NAME_CHARS`]
@@ -355,6 +361,7 @@ pub fn parse_nvidia_smi(text: &str) -> Result<Vec<DetectedGpu>, String> {
             pci_bus_id: optional(fields[split + 1]),
             driver_version: optional(fields[split + 2]),
             unified_memory: false,
+            gpu_cores: None,
         });
     }
     Ok(gpus)
@@ -443,6 +450,7 @@ pub fn parse_rocm_smi(text: &str) -> Result<Vec<DetectedGpu>, String> {
             pci_bus_id: field(card, &["PCI Bus"]).and_then(as_text),
             driver_version: field(card, &["Driver version"]).and_then(as_text),
             unified_memory: false,
+            gpu_cores: None,
         });
     }
     Ok(gpus)
@@ -488,7 +496,8 @@ fn vendor_of(text: &str) -> Vendor {
 /// one object per GPU, the name in `sppci_model` (or `_name`), the vendor in
 /// `spdisplays_vendor` (`sppci_vendor_Apple`), a discrete GPU's memory in
 /// `spdisplays_vram`. An Apple GPU's memory is the machine's (`memsize`, from
-/// `sysctl hw.memsize`): unified memory.
+/// `sysctl hw.memsize`): unified memory; its core count is `sppci_cores` (`"19"`, the
+/// text output's "Total Number of Cores: 19").
 pub fn parse_system_profiler(text: &str, memsize: Option<u64>) -> Result<Vec<DetectedGpu>, String> {
     check_size("system_profiler", text)?;
     if text.trim().is_empty() {
@@ -518,6 +527,15 @@ pub fn parse_system_profiler(text: &str, memsize: Option<u64>) -> Result<Vec<Det
             vendor => vendor,
         };
         let unified = vendor == Vendor::Apple;
+        // A core count of 0 or past MAX_GPU_CORES is no count.
+        let gpu_cores = if unified {
+            field(item, &["sppci_cores"])
+                .and_then(as_u64)
+                .filter(|cores| (1..=MAX_GPU_CORES).contains(cores))
+                .map(|cores| cores as u32)
+        } else {
+            None
+        };
         let memory_bytes = if unified {
             memsize
         } else {
@@ -533,6 +551,7 @@ pub fn parse_system_profiler(text: &str, memsize: Option<u64>) -> Result<Vec<Det
             pci_bus_id: None,
             driver_version: None,
             unified_memory: unified,
+            gpu_cores,
         });
     }
     Ok(gpus)
@@ -663,6 +682,9 @@ pub struct CatalogGpu {
     pub memory_bytes: Option<u64>,
     /// Its `vendor` word (`nvidia`).
     pub vendor: Option<String>,
+    /// Its `sms`: SMs, compute units, Xe-cores, or an Apple GPU's cores, which is what a
+    /// detected GPU's [`DetectedGpu::gpu_cores`] is compared with.
+    pub cores: Option<u32>,
 }
 
 /// A name's tokens, split by kind: what names the product (`h100`, `rtx`, `4090`, `ti`),
@@ -719,6 +741,16 @@ fn tokens(name: &str) -> Tokens {
             continue;
         }
         let is_number = word.chars().all(|c| c.is_ascii_digit() || c == '.');
+        // `19-core GPU` in a display name (`Apple M2 Pro 19-core GPU 16GB`) is the core
+        // count, which the entry's `sms` states: not a product word.
+        if is_number && words.get(i) == Some(&"core") {
+            i += 1;
+            // The display name's word, not the `device` symbol.
+            if words.get(i) == Some(&"gpu") {
+                i += 1;
+            }
+            continue;
+        }
         if is_number && words.get(i).is_some_and(|next| *next == "gb") {
             out.sizes.insert(format!("{word}gb"));
             i += 1;
@@ -750,17 +782,20 @@ pub fn same_memory(a: u64, b: u64) -> bool {
 pub struct CatalogMatch {
     pub entry: String,
     /// `name and memory`, `name` (the catalog's memory is not known, or the GPU's),
-    /// `name; memory differs`, with `, SXM inferred` when the form factor was.
+    /// `name; memory differs`, with `and GPU cores` when the GPU's reported core count is
+    /// the entry's (`name, memory and GPU cores`), and `, SXM inferred` when the form
+    /// factor was.
     pub matched_by: String,
     /// The other entries that matched as well (before a form factor was inferred).
     pub alternatives: Vec<String>,
 }
 
 /// Maps a detected GPU to a catalog entry: the product words of its name must equal
-/// those of the entry's display name or entry name (brand words, sizes, form factors and
-/// memory technologies aside); an entry with another form factor, or whose name states a
-/// size the GPU does not have, is out. Among several, equal memory wins, then an equal
-/// form factor; a data-center name with no form factor is the SXM board (nvidia-smi
+/// those of the entry's display name or entry name (brand words, sizes, core counts, form
+/// factors and memory technologies aside); an entry with another form factor, whose name
+/// states a size the GPU does not have, or whose `sms` differs from the GPU's reported core
+/// count (an Apple GPU's), is out. Among several, equal memory wins, then an equal form
+/// factor, then an equal core count; a data-center name with no form factor is the SXM board (nvidia-smi
 /// writes `PCIe` and `NVL` in the others' names: `NVIDIA H100 PCIe`, `NVIDIA H100 NVL`,
 /// but `NVIDIA H100 80GB HBM3` and `NVIDIA H200` for the SXM ones).
 pub fn match_gpu(gpu: &DetectedGpu, catalog: &[CatalogGpu]) -> Option<CatalogMatch> {
@@ -797,12 +832,22 @@ pub fn match_gpu(gpu: &DetectedGpu, catalog: &[CatalogGpu]) -> Option<CatalogMat
         if names_size && memory == Some(false) {
             continue;
         }
+        let cores = match (gpu.gpu_cores, entry.cores) {
+            (Some(a), Some(b)) => Some(a == b),
+            _ => None,
+        };
+        if cores == Some(false) {
+            continue;
+        }
         let mut score = 0;
         if memory == Some(true) {
             score += 4;
         }
         if wanted.forms.iter().any(|f| forms.contains(f)) {
             score += 2;
+        }
+        if cores == Some(true) {
+            score += 1;
         }
         scored.push((score, entry, memory));
     }
@@ -827,10 +872,14 @@ pub fn match_gpu(gpu: &DetectedGpu, catalog: &[CatalogGpu]) -> Option<CatalogMat
     }
     top.sort_by(|a, b| a.1.entry.cmp(&b.1.entry));
     let (_, chosen, memory) = top[0];
-    let mut matched_by = match memory {
-        Some(true) => "name and memory".to_string(),
-        Some(false) => "name; memory differs".to_string(),
-        None => "name".to_string(),
+    let cores_agree = gpu.gpu_cores.is_some() && chosen.cores == gpu.gpu_cores;
+    let mut matched_by = match (memory, cores_agree) {
+        (Some(true), false) => "name and memory".to_string(),
+        (Some(true), true) => "name, memory and GPU cores".to_string(),
+        (Some(false), false) => "name; memory differs".to_string(),
+        (Some(false), true) => "name and GPU cores; memory differs".to_string(),
+        (None, false) => "name".to_string(),
+        (None, true) => "name and GPU cores".to_string(),
     };
     if inferred {
         matched_by.push_str(", SXM inferred");
@@ -862,6 +911,8 @@ pub struct GpuReport {
     pub matched_by: Option<String>,
     /// Other catalog entries that matched as well as [`GpuReport::catalog`].
     pub alternatives: Vec<String>,
+    /// Its GPU core count, where the tool reports one (Apple GPUs).
+    pub gpu_cores: Option<u32>,
 }
 
 /// What `deployfit hardware` prints.
@@ -892,6 +943,7 @@ pub fn report(detection: Detection, catalog: &[CatalogGpu]) -> HardwareReport {
                 pci_bus_id: gpu.pci_bus_id,
                 driver_version: gpu.driver_version,
                 unified_memory: gpu.unified_memory,
+                gpu_cores: gpu.gpu_cores,
             }
         })
         .collect();

@@ -593,6 +593,11 @@ impl Workspace {
                         .filter(|m| m.is_finite() && *m > 0.0 && *m < u64::MAX as f64)
                         .map(|m| m.round() as u64),
                     vendor: entry.as_gpu().vendor.map(|s| s.name()).map(str::to_string),
+                    cores: entry
+                        .as_gpu()
+                        .sms
+                        .filter(|n| n.is_finite() && *n >= 1.0 && *n <= u32::MAX as f64)
+                        .map(|n| n.round() as u32),
                 }
             })
             .collect()

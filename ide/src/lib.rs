@@ -18,4 +18,5 @@ pub mod fixes;
 pub mod ide;
 pub mod matrix;
 pub mod query;
+pub mod registry_models;
 pub mod render;

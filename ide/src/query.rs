@@ -247,8 +247,14 @@ fn best_fit<'a, 'db>(
     fit
 }
 
+/// The fewest nominal bits (a quant's `bits`) of the formats listings and summaries choose
+/// unless the request asks lower (`--min-quant`, `--quant`): below 4 bits quality falls
+/// off (issue: summaries chose Q2_K), so answers default to 4-bit formats and up.
+pub const DEFAULT_MIN_BITS: f64 = 4.0;
+
 /// The weight formats to try, most bits per weight first: `only` alone, or those
-/// between `min` and `max` bits per weight (inclusive).
+/// between `min` and `max` bits per weight (inclusive), of at least [`DEFAULT_MIN_BITS`]
+/// nominal bits unless `only` or `min` is given.
 fn quant_list<'db>(
     db: &'db dyn Db,
     scope: &'db Scope<'db>,
@@ -268,6 +274,12 @@ fn quant_list<'db>(
     };
     let floor = bpw_of(min, 0.0)?;
     let ceiling = bpw_of(max, f64::INFINITY)?;
+    // Unless the request names a format or a floor, formats below 4 bits stay out.
+    let bits_floor = if only.is_none() && min.is_none() {
+        DEFAULT_MIN_BITS
+    } else {
+        0.0
+    };
     let engine_entry = lookup(db, scope, DeclKind::Engine, engine)?;
     if let Some(name) = only {
         lookup(db, scope, DeclKind::Quant, name)?;
@@ -278,7 +290,10 @@ fn quant_list<'db>(
         .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
         .filter_map(|(name, entry)| entry.as_quant().bpw.map(|bpw| (name, bpw, entry)))
         .filter(|(_, bpw, entry)| {
-            *bpw >= floor && *bpw <= ceiling && entry.runs_on_engine(engine, engine_entry)
+            *bpw >= floor
+                && *bpw <= ceiling
+                && entry.as_quant().bits.is_none_or(|bits| bits >= bits_floor)
+                && entry.runs_on_engine(engine, engine_entry)
         })
         .collect();
     quants.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
@@ -644,6 +659,7 @@ pub fn models(
             best_fit(&capped, name, model, gpu_name, gpu, &quants)
         })
         .collect();
+    rows.extend(registry_rows(&setup, scope, gpu_name, gpu, &quants));
     rows.sort_by(|a, b| {
         b.fits
             .cmp(&a.fits)
@@ -655,6 +671,34 @@ pub fn models(
             .then(a.model.cmp(&b.model))
     });
     Ok(rows)
+}
+
+/// The registry models that fit on the GPU (`crate::registry_models`), the catalog's own
+/// Hugging Face ids left to the catalog rows; the context is capped to each model's window
+/// as for the catalog models.
+fn registry_rows<'a, 'db>(
+    setup: &Setup<'a, 'db>,
+    scope: &'a Scope<'db>,
+    gpu_name: &'a str,
+    gpu: &'a Entry<'db>,
+    quants: &'a [(&'a str, f64, &'a Entry<'db>)],
+) -> Vec<Fit> {
+    let catalog_hf: std::collections::BTreeSet<String> = scope
+        .names(DeclKind::Model)
+        .filter_map(|(_, key)| crate::eval::entry_of(setup.db, key).as_model().hf.clone())
+        .map(|hf| hf.to_ascii_lowercase())
+        .collect();
+    crate::registry_models::fitting_rows(scope, &catalog_hf, |name, model| {
+        let window = model
+            .as_model()
+            .max_context
+            .map_or(setup.context, |w| w as u64);
+        let capped = Setup {
+            context: setup.context.min(window),
+            ..setup_clone(setup)
+        };
+        best_fit(&capped, name, model, gpu_name, gpu, quants)
+    })
 }
 
 fn setup_clone<'a, 'db>(setup: &Setup<'a, 'db>) -> Setup<'a, 'db> {

@@ -567,7 +567,7 @@ const GPU: &[FieldSpec] = &[
     f(
         "sms",
         FieldTy::Number,
-        "streaming multiprocessors (NVIDIA), compute units (AMD) or Xe-cores (Intel)",
+        "streaming multiprocessors (NVIDIA), compute units (AMD), Xe-cores (Intel) or GPU cores (Apple silicon)",
     )
     .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f("boost_clock_mhz", FieldTy::Number, "boost clock in MHz").valid(Valid::Positive),

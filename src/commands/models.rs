@@ -1,4 +1,4 @@
-//! `deployfit models`: list models: catalog models and registry models matching `--search` / `--family`; with `--gpu X`, every catalog model on that GPU with the best weight format that fits and its speed.
+//! `deployfit models`: list models: catalog models and registry models matching `--search` / `--family`; with `--gpu X`, every catalog model and every registry model that fits on that GPU, with the best weight format that fits (4 bits and up) and its speed.
 
 use super::*;
 
@@ -16,7 +16,7 @@ pub struct CmdArgs {
     /// Only this architecture family (config.json `model_type`: llama, qwen3, qwen3_moe, …).
     #[arg(long)]
     pub family: Option<String>,
-    /// At most this many rows (0: all).
+    /// At most this many rows (0: all); with `--gpu`, of the table (JSON gives every row).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
     /// With `--gpu`: tokens per sequence.
@@ -45,26 +45,40 @@ pub fn run(args: CmdArgs) -> Result<u8, String> {
         format,
     } = args;
     match gpu.or(gpu_positional) {
-        Some(gpu) => models(&gpu, &context, &engine, format),
-        None if here => models_here(&context, &engine, format),
+        Some(gpu) => models(&gpu, &context, &engine, format, limit),
+        None if here => models_here(&context, &engine, format, limit),
         None => list_models(search.as_deref(), family.as_deref(), limit, format),
     }
 }
 
-fn models(gpu: &str, context: &str, engine: &str, format: TableFormat) -> Result<u8, String> {
+fn models(
+    gpu: &str,
+    context: &str,
+    engine: &str,
+    format: TableFormat,
+    limit: usize,
+) -> Result<u8, String> {
     let context = parse_context(context)?;
     let mut workspace = Workspace::new();
     let fits = workspace.models(gpu, context, engine)?;
     match format {
         TableFormat::Json => print_json(&fits)?,
-        TableFormat::Table => print!("{}", render::terminal_text(&tables::models(gpu, &fits))),
+        TableFormat::Table => print!(
+            "{}",
+            render::terminal_text(&tables::models(gpu, &fits, limit))
+        ),
     }
     Ok(0)
 }
 
 /// `models --here`: what runs on each kind of GPU this machine has; with none, what
 /// `deployfit hardware` found (exit 0).
-fn models_here(context: &str, engine: &str, format: TableFormat) -> Result<u8, String> {
+fn models_here(
+    context: &str,
+    engine: &str,
+    format: TableFormat,
+    limit: usize,
+) -> Result<u8, String> {
     let context = parse_context(context)?;
     let mut workspace = Workspace::new();
     let hardware = workspace.hardware(&deployfit_host::hardware::SystemProbe);
@@ -97,7 +111,10 @@ fn models_here(context: &str, engine: &str, format: TableFormat) -> Result<u8, S
         }
         TableFormat::Table => {
             for (gpu, fits) in &answers {
-                print!("{}", render::terminal_text(&tables::models(gpu, fits)));
+                print!(
+                    "{}",
+                    render::terminal_text(&tables::models(gpu, fits, limit))
+                );
             }
         }
     }

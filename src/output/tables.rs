@@ -316,9 +316,15 @@ pub fn gpus(r: &GpusReport) -> String {
     out
 }
 
-pub fn models(gpu: &str, fits: &[Fit]) -> String {
-    let mut out = format!("{gpu}: which catalog models run on it\n\n");
-    let rows: Vec<Vec<String>> = fits
+/// `models --gpu`: the first `limit` rows (0: all), then how many more there are.
+pub fn models(gpu: &str, fits: &[Fit], limit: usize) -> String {
+    let mut out = format!("{gpu}: which catalog and registry models run on it\n\n");
+    let shown = if limit == 0 {
+        fits.len()
+    } else {
+        limit.min(fits.len())
+    };
+    let rows: Vec<Vec<String>> = fits[..shown]
         .iter()
         .map(|f| {
             vec![
@@ -337,6 +343,12 @@ pub fn models(gpu: &str, fits: &[Fit]) -> String {
         &rows,
         &[0, 1, 3],
     ));
+    if shown < fits.len() {
+        out.push_str(&format!(
+            "\n{} more (`--limit 0` lists all, `--format json` gives every row)\n",
+            fits.len() - shown
+        ));
+    }
     out
 }
 
@@ -504,9 +516,13 @@ pub fn hardware(report: &deployfit_host::hardware::HardwareReport) -> String {
             .iter()
             .enumerate()
             .map(|(i, g)| {
+                let name = match g.gpu_cores {
+                    Some(cores) => format!("{} ({cores}-core GPU)", g.name),
+                    None => g.name.clone(),
+                };
                 vec![
                     i.to_string(),
-                    g.name.clone(),
+                    name,
                     bytes(g.memory_bytes),
                     g.source.clone(),
                     g.catalog.clone().unwrap_or_else(|| "—".into()),

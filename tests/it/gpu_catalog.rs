@@ -176,6 +176,180 @@ fn the_binary_lists_the_whole_catalog_with_the_acceptance_cards() {
     assert!(ACCEPTANCE.iter().all(|card| tps(card) <= tps("h20")));
 }
 
+/// Issue #34: `gpus MODEL --vendor apple` lists every M1-M4 configuration (chip, GPU core
+/// count, memory option) with its bandwidth, the base chips included.
+#[test]
+fn the_binary_lists_apple_silicon_configurations() {
+    let output = common::deployfit(&["gpus", "qwen3_8b", "--vendor", "apple", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", common::stdout(&output));
+    let report = common::json(&output);
+    let rows = report["rows"].as_array().expect("rows");
+    assert!(rows.len() >= 25, "only {} Apple configurations", rows.len());
+    let by_entry: BTreeMap<&str, &serde_json::Value> = rows
+        .iter()
+        .map(|r| (r["gpu"].as_str().expect("gpu name"), r))
+        .collect();
+    const GIB: f64 = (1u64 << 30) as f64;
+    // (entry, display name, memory GiB, bandwidth GB/s): the base chips of every
+    // generation in each memory option, and a Pro, Max and Ultra of each.
+    let expected: &[(&str, &str, f64, f64)] = &[
+        ("m1_8c_8gb", "Apple M1 8-core GPU 8GB", 8.0, 68.25),
+        ("m1_8c_16gb", "Apple M1 8-core GPU 16GB", 16.0, 68.25),
+        ("m1_7c_8gb", "Apple M1 7-core GPU 8GB", 8.0, 68.25),
+        ("m2_10c_8gb", "Apple M2 10-core GPU 8GB", 8.0, 100.0),
+        ("m2_10c_16gb", "Apple M2 10-core GPU 16GB", 16.0, 100.0),
+        ("m2_10c_24gb", "Apple M2 10-core GPU 24GB", 24.0, 100.0),
+        ("m3_10c_8gb", "Apple M3 10-core GPU 8GB", 8.0, 100.0),
+        ("m3_10c_16gb", "Apple M3 10-core GPU 16GB", 16.0, 100.0),
+        ("m3_10c_24gb", "Apple M3 10-core GPU 24GB", 24.0, 100.0),
+        ("m4_10c_16gb", "Apple M4 10-core GPU 16GB", 16.0, 120.0),
+        ("m4_10c_24gb", "Apple M4 10-core GPU 24GB", 24.0, 120.0),
+        ("m4_10c_32gb", "Apple M4 10-core GPU 32GB", 32.0, 120.0),
+        (
+            "m1_pro_16c_32gb",
+            "Apple M1 Pro 16-core GPU 32GB",
+            32.0,
+            200.0,
+        ),
+        ("m1_max", "Apple M1 Max 32-core GPU 64GB", 64.0, 400.0),
+        (
+            "m1_ultra_128gb",
+            "Apple M1 Ultra 64-core GPU 128GB",
+            128.0,
+            800.0,
+        ),
+        (
+            "m2_pro_19c_16gb",
+            "Apple M2 Pro 19-core GPU 16GB",
+            16.0,
+            200.0,
+        ),
+        (
+            "m2_max_30c_32gb",
+            "Apple M2 Max 30-core GPU 32GB",
+            32.0,
+            400.0,
+        ),
+        (
+            "m2_ultra_60c_64gb",
+            "Apple M2 Ultra 60-core GPU 64GB",
+            64.0,
+            800.0,
+        ),
+        (
+            "m3_pro_18c_36gb",
+            "Apple M3 Pro 18-core GPU 36GB",
+            36.0,
+            150.0,
+        ),
+        (
+            "m3_max_30c_36gb",
+            "Apple M3 Max 30-core GPU 36GB",
+            36.0,
+            300.0,
+        ),
+        (
+            "m3_max_40c_48gb",
+            "Apple M3 Max 40-core GPU 48GB",
+            48.0,
+            400.0,
+        ),
+        (
+            "m3_ultra_60c_96gb",
+            "Apple M3 Ultra 60-core GPU 96GB",
+            96.0,
+            819.0,
+        ),
+        (
+            "m4_pro_16c_24gb",
+            "Apple M4 Pro 16-core GPU 24GB",
+            24.0,
+            273.0,
+        ),
+        (
+            "m4_max_32c_36gb",
+            "Apple M4 Max 32-core GPU 36GB",
+            36.0,
+            410.0,
+        ),
+        (
+            "m4_max_128gb",
+            "Apple M4 Max 40-core GPU 128GB",
+            128.0,
+            546.0,
+        ),
+    ];
+    for (entry, name, memory, bandwidth) in expected {
+        let row = by_entry
+            .get(entry)
+            .unwrap_or_else(|| panic!("{entry} is missing from `gpus --vendor apple`"));
+        assert_eq!(row["name"], *name, "{row}");
+        assert_eq!(row["memory_bytes"].as_f64(), Some(memory * GIB), "{row}");
+        assert_eq!(row["bandwidth_gbs"].as_f64(), Some(*bandwidth), "{row}");
+        // Qwen3-8B at 4 bits and up needs more than an 8 GB Mac's working set; from 16 GB
+        // every configuration runs it, with a speed.
+        if *memory >= 16.0 {
+            assert_eq!(row["fits"], true, "{row}");
+            assert!(row["decode_tps"].as_f64().is_some_and(|t| t > 0.0), "{row}");
+        }
+    }
+    // Every chip of every generation is there, and every Apple entry carrying a GPU core
+    // count names it in its display name.
+    for chip in ["M1", "M2", "M3", "M4"] {
+        for tier in ["", " Pro", " Max"] {
+            let prefix = format!("Apple {chip}{tier} ");
+            assert!(
+                rows.iter()
+                    .any(|r| r["name"].as_str().unwrap().starts_with(&prefix)),
+                "no {prefix}configuration"
+            );
+        }
+    }
+    for chip in ["M1", "M2", "M3"] {
+        let prefix = format!("Apple {chip} Ultra ");
+        assert!(
+            rows.iter()
+                .any(|r| r["name"].as_str().unwrap().starts_with(&prefix)),
+            "no {prefix}configuration"
+        );
+    }
+    // Only Apple GPUs are listed, and every configuration's bandwidth is known.
+    assert!(rows.iter().all(|r| r["bandwidth_gbs"].as_f64().is_some()));
+    let all = common::json(&common::deployfit(&[
+        "gpus", "qwen3_8b", "--format", "json",
+    ]));
+    let apple_in_all = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| by_entry.contains_key(r["gpu"].as_str().unwrap()))
+        .count();
+    assert_eq!(apple_in_all, rows.len());
+}
+
+/// Apple entries carry their GPU core count in `sms` and name it in their display name
+/// (`Apple M2 Pro 19-core GPU 16GB`), which `deployfit hardware` compares with
+/// system_profiler's core count.
+#[test]
+fn apple_entries_state_their_gpu_cores() {
+    Catalog::new().with(|gpus, _| {
+        let apple: Vec<_> = gpus
+            .iter()
+            .filter(|(_, gpu)| gpu.as_gpu().sms.is_some())
+            .filter(|(_, gpu)| gpu.as_gpu().family == Some(GpuFamily::Apple))
+            .collect();
+        assert!(apple.len() >= 25, "{}", apple.len());
+        for (entry, gpu) in apple {
+            let cores = gpu.as_gpu().sms.unwrap();
+            let name = gpu.as_gpu().name.as_deref().unwrap_or_default();
+            assert!(
+                name.contains(&format!(" {cores}-core GPU ")),
+                "{entry}: `{name}` does not name its {cores} GPU cores"
+            );
+        }
+    });
+}
+
 #[test]
 fn curated_datasheet_figures_match_the_arch_table() {
     let curated = entry_names("stdlib/gpus.deploy");

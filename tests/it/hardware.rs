@@ -37,8 +37,25 @@ fn entry_of(name: &str, memory_bytes: Option<u64>, vendor: Vendor) -> Option<Str
         pci_bus_id: None,
         driver_version: None,
         unified_memory: false,
+        gpu_cores: None,
     };
     hardware::match_gpu(&gpu, &catalog()).map(|m| m.entry)
+}
+
+/// The match of an Apple GPU as system_profiler and sysctl report it: the chip's name,
+/// its GPU core count (`sppci_cores`) if any, and the machine's memory.
+fn apple_match(name: &str, cores: Option<u32>, memory_gib: u64) -> Option<hardware::CatalogMatch> {
+    let gpu = DetectedGpu {
+        name: name.to_string(),
+        memory_bytes: Some(memory_gib * GIB),
+        vendor: Vendor::Apple,
+        source: "system_profiler",
+        pci_bus_id: None,
+        driver_version: None,
+        unified_memory: true,
+        gpu_cores: cores,
+    };
+    hardware::match_gpu(&gpu, &catalog())
 }
 
 #[test]
@@ -195,6 +212,7 @@ fn apple_m2_max_is_unified_and_maps_to_m2_max_96gb() {
     assert_eq!(gpus[0].vendor, Vendor::Apple);
     assert!(gpus[0].unified_memory);
     assert_eq!(gpus[0].memory_bytes, Some(96 * GIB));
+    assert_eq!(gpus[0].gpu_cores, Some(38));
     // The whole path: no /proc/meminfo on macOS, so hw.memsize is the host memory.
     let report = report_of(RecordedProbe {
         system_profiler: Some(fixture("system_profiler-m2max.json")),
@@ -203,12 +221,114 @@ fn apple_m2_max_is_unified_and_maps_to_m2_max_96gb() {
     });
     assert_eq!(report.gpus.len(), 1);
     assert_eq!(report.gpus[0].catalog.as_deref(), Some("m2_max_96gb"));
+    assert_eq!(
+        report.gpus[0].matched_by.as_deref(),
+        Some("name, memory and GPU cores")
+    );
+    assert!(report.gpus[0].alternatives.is_empty());
+    assert_eq!(report.gpus[0].gpu_cores, Some(38));
     assert_eq!(report.host_memory_bytes, Some(96 * GIB));
     assert!(report.unified_memory);
-    // A 32 GB M2 Max is not the catalog's 96 GB entry (its name states the size).
+    // A 32 GB M2 Max is not the 96 GB entry (its memory differs) but one of the 32 GB
+    // configurations, the 30- or the 38-core GPU.
+    let found = apple_match("Apple M2 Max", None, 32).expect("a 32 GB M2 Max");
+    assert_eq!(found.entry, "m2_max_30c_32gb");
+    assert_eq!(found.alternatives, vec!["m2_max_38c_32gb".to_string()]);
+}
+
+/// system_profiler on a 14-inch MacBook Pro with an M2 Pro (12-core CPU, 19-core GPU) and
+/// 16 GB: the name says M2 Pro, `sppci_cores` 19 and hw.memsize 16 GiB pick one entry of
+/// the four M2 Pro configurations.
+#[test]
+fn apple_m2_pro_19_cores_16gb_maps_to_its_configuration() {
+    let memsize = hardware::parse_sysctl_memsize(&fixture("sysctl-m2pro.txt")).unwrap();
+    assert_eq!(memsize, 16 * GIB);
+    let gpus =
+        hardware::parse_system_profiler(&fixture("system_profiler-m2pro.json"), Some(memsize))
+            .unwrap();
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].name, "Apple M2 Pro");
+    assert_eq!(gpus[0].gpu_cores, Some(19));
+    assert_eq!(gpus[0].memory_bytes, Some(16 * GIB));
+    let report = report_of(RecordedProbe {
+        system_profiler: Some(fixture("system_profiler-m2pro.json")),
+        sysctl_memsize: Some(fixture("sysctl-m2pro.txt")),
+        ..RecordedProbe::default()
+    });
+    assert_eq!(report.gpus.len(), 1);
+    let gpu = &report.gpus[0];
+    assert_eq!(gpu.catalog.as_deref(), Some("m2_pro_19c_16gb"));
     assert_eq!(
-        entry_of("Apple M2 Max", Some(32 * GIB), Vendor::Apple),
-        None
+        gpu.matched_by.as_deref(),
+        Some("name, memory and GPU cores")
+    );
+    assert!(gpu.alternatives.is_empty(), "{gpu:?}");
+    assert_eq!(report.host_memory_bytes, Some(16 * GIB));
+    assert!(report.unified_memory);
+    // The binned M1 of a base MacBook Air: 7 GPU cores, 8 GB.
+    let report = report_of(RecordedProbe {
+        system_profiler: Some(fixture("system_profiler-m1.json")),
+        sysctl_memsize: Some(fixture("sysctl-m1.txt")),
+        ..RecordedProbe::default()
+    });
+    assert_eq!(report.gpus[0].gpu_cores, Some(7));
+    assert_eq!(report.gpus[0].catalog.as_deref(), Some("m1_7c_8gb"));
+    // Without a core count the two M2 Pro bins tie on name and memory: the first is
+    // chosen and the other named.
+    let found = apple_match("Apple M2 Pro", None, 16).unwrap();
+    assert_eq!(found.entry, "m2_pro_16c_16gb");
+    assert_eq!(found.matched_by, "name and memory");
+    assert_eq!(found.alternatives, vec!["m2_pro_19c_16gb".to_string()]);
+}
+
+/// Every generation and tier: (chip name as system_profiler prints it, GPU cores,
+/// memory in GB) to the catalog entry.
+#[test]
+fn apple_chips_map_by_name_cores_and_memory() {
+    let cases: &[(&str, u32, u64, &str)] = &[
+        ("Apple M1", 8, 16, "m1_8c_16gb"),
+        ("Apple M1 Pro", 14, 16, "m1_pro_14c_16gb"),
+        ("Apple M1 Pro", 16, 32, "m1_pro_16c_32gb"),
+        ("Apple M1 Max", 24, 32, "m1_max_24c_32gb"),
+        ("Apple M1 Max", 32, 64, "m1_max"),
+        ("Apple M1 Ultra", 48, 64, "m1_ultra_48c_64gb"),
+        ("Apple M1 Ultra", 64, 128, "m1_ultra_128gb"),
+        ("Apple M2", 8, 8, "m2_8c_8gb"),
+        ("Apple M2", 10, 24, "m2_10c_24gb"),
+        ("Apple M2 Pro", 16, 32, "m2_pro_16c_32gb"),
+        ("Apple M2 Max", 30, 64, "m2_max_30c_64gb"),
+        ("Apple M2 Max", 38, 96, "m2_max_96gb"),
+        ("Apple M2 Ultra", 60, 192, "m2_ultra_60c_192gb"),
+        ("Apple M2 Ultra", 76, 192, "m2_ultra_192gb"),
+        ("Apple M3", 8, 8, "m3_8c_8gb"),
+        ("Apple M3", 10, 16, "m3_10c_16gb"),
+        ("Apple M3 Pro", 14, 18, "m3_pro_14c_18gb"),
+        ("Apple M3 Pro", 18, 36, "m3_pro_18c_36gb"),
+        ("Apple M3 Max", 30, 36, "m3_max_30c_36gb"),
+        ("Apple M3 Max", 40, 64, "m3_max_40c_64gb"),
+        ("Apple M3 Max", 40, 128, "m3_max"),
+        ("Apple M3 Ultra", 60, 96, "m3_ultra_60c_96gb"),
+        ("Apple M3 Ultra", 80, 512, "m3_ultra_512gb"),
+        ("Apple M4", 10, 32, "m4_10c_32gb"),
+        ("Apple M4", 8, 16, "m4_8c_16gb"),
+        ("Apple M4 Pro", 16, 24, "m4_pro_16c_24gb"),
+        ("Apple M4 Pro", 20, 64, "m4_pro_64gb"),
+        ("Apple M4 Max", 32, 36, "m4_max_32c_36gb"),
+        ("Apple M4 Max", 40, 128, "m4_max_128gb"),
+    ];
+    for (name, cores, memory, want) in cases {
+        let found = apple_match(name, Some(*cores), *memory)
+            .unwrap_or_else(|| panic!("{name} {cores}-core {memory} GB: no entry"));
+        assert_eq!(found.entry, *want, "{name} {cores}-core {memory} GB");
+        assert_eq!(found.matched_by, "name, memory and GPU cores", "{name}");
+    }
+    // A core count no configuration has is no entry, nor is a memory size none has.
+    assert!(apple_match("Apple M2 Pro", Some(17), 16).is_none());
+    assert!(apple_match("Apple M3 Max", Some(30), 128).is_none());
+    // An M4 is not an M4 Pro: the product words must be equal.
+    assert_eq!(
+        apple_match("Apple M4", Some(10), 24).unwrap().entry,
+        "m4_10c_24gb"
     );
 }
 

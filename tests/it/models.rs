@@ -899,3 +899,153 @@ fn gpt_oss_weighs_its_released_checkpoint() {
         );
     }
 }
+
+/// `models --gpu`: the registry's rows join the catalog's, each estimated from its registry
+/// facts without a declaration (ide/src/registry_models.rs), ranked with them.
+#[test]
+fn models_on_a_gpu_rank_the_registry_rows_that_fit() {
+    let output = deployfit(&["models", "--gpu", "rtx_4090", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let rows = json(&output);
+    let rows = rows.as_array().unwrap();
+    assert!(rows.len() > 1000, "only {} models", rows.len());
+    let registry: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["model"].as_str().unwrap().contains('/'))
+        .collect();
+    assert!(
+        registry.len() > 1000,
+        "only {} registry rows",
+        registry.len()
+    );
+    // Every registry row listed fits, with a format and a speed.
+    for row in &registry {
+        assert_eq!(row["fits"], true, "{row}");
+        assert!(row["quant"].is_string(), "{row}");
+        assert!(row["decode_tps"].as_f64().is_some_and(|t| t > 0.0), "{row}");
+        assert_eq!(row["gpu"], "rtx_4090", "{row}");
+    }
+    // Ranked: the models that fit first, fastest first.
+    let key = |r: &serde_json::Value| (r["fits"] == true, r["decode_tps"].as_f64().unwrap_or(0.0));
+    for pair in rows.windows(2) {
+        let (a, b) = (key(&pair[0]), key(&pair[1]));
+        assert!(
+            a.0 >= b.0 && (a.0 != b.0 || a.1 >= b.1),
+            "{} before {}",
+            pair[0],
+            pair[1]
+        );
+    }
+    // Catalog models keep their rows, and their registry rows are not listed twice.
+    assert!(rows.iter().any(|r| r["model"] == "qwen3_8b"));
+    let card = model_card("qwen3_8b");
+    let hf = card["id"].as_str().unwrap().to_ascii_lowercase();
+    assert!(
+        !registry
+            .iter()
+            .any(|r| r["model"].as_str().unwrap().to_ascii_lowercase() == hf),
+        "{hf} is listed twice"
+    );
+    // No listed format is below 4 bits unless asked (the quant's `bits`).
+    let low = ["Q2_K", "Q3_K_M"];
+    assert!(
+        rows.iter()
+            .all(|r| !low.contains(&r["quant"].as_str().unwrap_or(""))),
+        "a format below 4 bits"
+    );
+}
+
+/// A registry row's fast estimate is the estimate of the model declaration `gpus` generates
+/// for the same id: the same format, memory and speed.
+#[test]
+fn a_registry_row_matches_its_declaration() {
+    let rows = json(&deployfit(&[
+        "models",
+        "--gpu",
+        "rtx_4090",
+        "--context",
+        "4k",
+        "--format",
+        "json",
+    ]));
+    let rows = rows.as_array().unwrap();
+    let ids = [
+        "Qwen/WebWorld-14B",
+        "OzdowntheR/Qwen3-0.6B-SciGen-SLERP",
+        "0xSero/Qwen3.6-28B",
+    ];
+    for id in ids {
+        let listed = rows
+            .iter()
+            .find(|r| r["model"] == id)
+            .unwrap_or_else(|| panic!("{id} is not listed"));
+        let report = json(&deployfit(&[
+            "gpus",
+            id,
+            "--gpu",
+            "rtx_4090",
+            "--context",
+            "4k",
+            "--format",
+            "json",
+        ]));
+        let declared = &report["rows"][0];
+        for field in ["quant", "needed_bytes", "usable_bytes", "verdict", "fits"] {
+            assert_eq!(listed[field], declared[field], "{id}: {field}");
+        }
+        let (a, b) = (
+            listed["decode_tps"].as_f64().unwrap(),
+            declared["decode_tps"].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() <= 1e-9 * b, "{id}: {a} vs {b}");
+    }
+}
+
+/// Listings choose formats of 4 bits and up unless the user asks lower: Mixtral does not
+/// fit one RTX 4090 at 4 bits, and the smallest GPU for GLM-4-9B holds a 4-bit format.
+#[test]
+fn answers_default_to_four_bits_and_up() {
+    let rows = json(&deployfit(&[
+        "models", "--gpu", "rtx_4090", "--format", "json",
+    ]));
+    let mixtral = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "mixtral_8x7b")
+        .unwrap();
+    assert_ne!(mixtral["quant"], "Q2_K", "{mixtral}");
+    assert_eq!(mixtral["fits"], false, "{mixtral}");
+    let report = json(&deployfit(&["gpus", "glm4_9b", "--format", "json"]));
+    let smallest = report["smallest"].as_str().unwrap();
+    let row = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["gpu"] == smallest)
+        .unwrap();
+    assert!(row["bpw"].as_f64().unwrap() >= 4.0, "{row}");
+    for row in report["rows"].as_array().unwrap() {
+        assert!(
+            !["Q2_K", "Q3_K_M"].contains(&row["quant"].as_str().unwrap_or("")),
+            "{row}"
+        );
+    }
+    // Asked lower, lower it is.
+    let low = json(&deployfit(&[
+        "gpus",
+        "glm4_9b",
+        "--min-quant",
+        "Q2_K",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        low["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["quant"] == "Q2_K"),
+        "--min-quant Q2_K allows Q2_K"
+    );
+}
