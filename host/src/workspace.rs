@@ -332,14 +332,15 @@ impl Workspace {
         }
     }
 
-    /// Whether a catalog model, or one the importing file declares, has `text` as its
-    /// `hf` or `ollama` id.
+    /// Whether a catalog model, or one the importing file declares, owns `text` (its `hf`,
+    /// `ollama` or one of its `aliases`, or the id of a quantized re-upload of it).
     fn declared_in_catalog(&self, importer: &Path, text: &str) -> bool {
         let file = self
             .file(importer)
             .unwrap_or_else(|| self.generated_models_file());
         let scope = crate::names::scope(&self.db, file);
-        crate::eval::entry::catalog_model(&self.db, scope, text).is_some()
+        crate::eval::entry::curated_model(&self.db, scope, text).is_some()
+            || crate::eval::entry::curated_reupload(&self.db, scope, text).is_some()
     }
 
     /// The generated file of resolved models (last of the stdlib files).
