@@ -688,7 +688,7 @@ fn registry_rows<'a, 'db>(
         .filter_map(|(_, key)| crate::eval::entry_of(setup.db, key).as_model().hf.clone())
         .map(|hf| hf.to_ascii_lowercase())
         .collect();
-    crate::registry_models::fitting_rows(scope, &catalog_hf, |name, model| {
+    crate::registry_models::answer_rows(scope, &catalog_hf, |name, model| {
         let window = model
             .as_model()
             .max_context
@@ -697,7 +697,7 @@ fn registry_rows<'a, 'db>(
             context: setup.context.min(window),
             ..setup_clone(setup)
         };
-        best_fit(&capped, name, model, gpu_name, gpu, quants)
+        Some(best_fit(&capped, name, model, gpu_name, gpu, quants)).filter(|fit| fit.fits)
     })
 }
 

@@ -91,27 +91,23 @@ fn entry<'db>(key: crate::db::DeclKey<'db>, view: views::Model) -> Entry<'db> {
     }
 }
 
-/// The registry rows that fit on the GPU, each with the best allowed weight format that
-/// fits and its speed, as `fit` (the caller's estimate of one model on the GPU) answers;
-/// `catalog_hf` are the Hugging Face ids of catalog models, whose rows the catalog answers
-/// already. `None` when the catalog has no model declaration to lend its identity.
-pub(crate) fn fitting_rows<'db>(
+/// What `answer` makes of every registry row with a memory estimate (parameters, layers
+/// and hidden size known), the rows `answer` declines (a model that does not fit) left out;
+/// `catalog_hf` are the lowercased Hugging Face ids of catalog models, whose rows the
+/// catalog answers. Empty when the catalog has no model declaration to lend its identity
+/// to the entries.
+pub fn answer_rows<'db, T>(
     scope: &crate::names::Scope<'db>,
     catalog_hf: &BTreeSet<String>,
-    mut fit: impl FnMut(&str, &Entry<'db>) -> crate::query::Fit,
-) -> Vec<crate::query::Fit> {
+    mut answer: impl FnMut(&str, &Entry<'db>) -> Option<T>,
+) -> Vec<T> {
     let Some((_, key)) = scope.names(DeclKind::Model).next() else {
         return Vec::new();
     };
     registry::records()
         .iter()
         .filter(|r| !catalog_hf.contains(&r.id.to_ascii_lowercase()))
-        // A row without parameters, layers or hidden size has no memory estimate.
         .filter(|r| r.params.is_some() && r.layers.is_some() && r.hidden.is_some())
-        .filter_map(|r| {
-            let model = entry(key, model_view(r));
-            let row = fit(r.id, &model);
-            row.fits.then_some(row)
-        })
+        .filter_map(|r| answer(r.id, &entry(key, model_view(r))))
         .collect()
 }

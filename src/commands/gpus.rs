@@ -10,7 +10,8 @@ pub struct CmdArgs {
     /// Only this weight format.
     #[arg(long)]
     pub quant: Option<String>,
-    /// No weight format with fewer bits per weight than this one.
+    /// No weight format with fewer bits per weight than this one (default: formats of 4
+    /// nominal bits and up; name a lower one, `Q2_K`, to allow it).
     #[arg(long)]
     pub min_quant: Option<String>,
     /// No weight format with more bits per weight than this one (a quality cap: Q8_0).
