@@ -659,7 +659,6 @@ pub fn models(
             best_fit(&capped, name, model, gpu_name, gpu, &quants)
         })
         .collect();
-    rows.extend(registry_rows(&setup, scope, gpu_name, gpu, &quants));
     rows.sort_by(|a, b| {
         b.fits
             .cmp(&a.fits)
@@ -670,11 +669,18 @@ pub fn models(
             )
             .then(a.model.cmp(&b.model))
     });
+    // The catalog's models that fit (fastest first), then every registry model that fits,
+    // most downloaded first (the registry's order: what people run, not the toy and test
+    // checkpoints a speed order puts on top), then the catalog's that do not fit.
+    let misfits = rows.iter().position(|r| !r.fits).unwrap_or(rows.len());
+    let tail = rows.split_off(misfits);
+    rows.extend(registry_rows(&setup, scope, gpu_name, gpu, &quants));
+    rows.extend(tail);
     Ok(rows)
 }
 
 /// The registry models that fit on the GPU (`crate::registry_models`), the catalog's own
-/// Hugging Face ids left to the catalog rows; the context is capped to each model's window
+/// Hugging Face ids (`hf` and `aliases`) left to the catalog rows; the context is capped to each model's window
 /// as for the catalog models.
 fn registry_rows<'a, 'db>(
     setup: &Setup<'a, 'db>,
@@ -685,8 +691,15 @@ fn registry_rows<'a, 'db>(
 ) -> Vec<Fit> {
     let catalog_hf: std::collections::BTreeSet<String> = scope
         .names(DeclKind::Model)
-        .filter_map(|(_, key)| crate::eval::entry_of(setup.db, key).as_model().hf.clone())
-        .map(|hf| hf.to_ascii_lowercase())
+        .flat_map(|(_, key)| {
+            let model = crate::eval::entry_of(setup.db, key).as_model();
+            model
+                .hf
+                .iter()
+                .chain(model.aliases.iter().flatten())
+                .map(|id| id.to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
         .collect();
     crate::registry_models::answer_rows(scope, &catalog_hf, |name, model| {
         let window = model

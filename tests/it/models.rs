@@ -925,17 +925,37 @@ fn models_on_a_gpu_rank_the_registry_rows_that_fit() {
         assert!(row["decode_tps"].as_f64().is_some_and(|t| t > 0.0), "{row}");
         assert_eq!(row["gpu"], "rtx_4090", "{row}");
     }
-    // Ranked: the models that fit first, fastest first.
-    let key = |r: &serde_json::Value| (r["fits"] == true, r["decode_tps"].as_f64().unwrap_or(0.0));
+    // Ranked: the catalog's models that fit (fastest first), then the registry's, most
+    // downloaded first (the registry's own order: Qwen2.5-Coder-32B-Instruct-AWQ, with
+    // 1,117,465 downloads, before the 11,130 of unsloth/Qwen2.5-Coder-32B), then the
+    // catalog's that do not fit.
+    let is_registry = |r: &serde_json::Value| r["model"].as_str().unwrap().contains('/');
+    let place = |r: &serde_json::Value| match (r["fits"] == true, is_registry(r)) {
+        (true, false) => 0,
+        (true, true) => 1,
+        (false, _) => 2,
+    };
     for pair in rows.windows(2) {
-        let (a, b) = (key(&pair[0]), key(&pair[1]));
-        assert!(
-            a.0 >= b.0 && (a.0 != b.0 || a.1 >= b.1),
-            "{} before {}",
-            pair[0],
-            pair[1]
-        );
+        let (a, b) = (&pair[0], &pair[1]);
+        assert!(place(a) <= place(b), "{a} before {b}");
+        if place(a) == 0 && place(b) == 0 {
+            assert!(
+                a["decode_tps"].as_f64() >= b["decode_tps"].as_f64(),
+                "{a} before {b}"
+            );
+        }
     }
+    let at = |id: &str| rows.iter().position(|r| r["model"] == id);
+    let popular = at("Qwen/Qwen2.5-Coder-32B-Instruct-AWQ").expect("the AWQ upload fits a 4090");
+    if let Some(rare) = at("unsloth/Qwen2.5-Coder-32B") {
+        assert!(popular < rare);
+    }
+    // No toy checkpoint heads the list.
+    assert!(
+        !rows[0]["model"].as_str().unwrap().contains("tiny"),
+        "{}",
+        rows[0]
+    );
     // Catalog models keep their rows, and their registry rows are not listed twice.
     assert!(rows.iter().any(|r| r["model"] == "qwen3_8b"));
     let card = model_card("qwen3_8b");
