@@ -9,6 +9,7 @@ use crate::eval::deployment::model_for_query;
 use crate::eval::estimate::{self, Inputs, Verdict};
 use crate::eval::schema::Segment;
 use crate::names::Scope;
+use crate::names::resolve::shown;
 use crate::syntax::ast::DeclKind;
 use crate::units::per_hour;
 
@@ -304,24 +305,6 @@ fn quant_list<'db>(
         ));
     }
     Ok(quants)
-}
-
-/// User text inside an error message: control and bidirectional-formatting characters
-/// escaped (`\u{1b}`), at most 64 characters.
-fn shown(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars().take(64) {
-        let invisible = matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || invisible {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    if text.chars().nth(64).is_some() {
-        out.push('…');
-    }
-    out
 }
 
 /// Checks each of `given` against `valid`; an unknown one is an error naming the closest

@@ -10,7 +10,7 @@
 //! any weight format the listing allows are left out; those that fit are ranked with the
 //! catalog models by the caller.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use deployfit_registry::{self as registry, Attention, Record};
 
@@ -77,18 +77,7 @@ pub fn model_view(r: &Record) -> views::Model {
 /// `key` is only the entry's identity for diagnostics, which the listing does not report:
 /// the estimate reads a model through its view (and its `files`, empty here).
 fn entry<'db>(key: crate::db::DeclKey<'db>, view: views::Model) -> Entry<'db> {
-    Entry {
-        key,
-        fields: BTreeMap::new(),
-        files: BTreeMap::new(),
-        exprs: BTreeMap::new(),
-        owners: BTreeMap::new(),
-        spans: BTreeMap::new(),
-        ancestors: Vec::new(),
-        ancestor_names: Vec::new(),
-        diags: Vec::new(),
-        view: View::Model(Box::new(view)),
-    }
+    Entry::bare(key, View::Model(Box::new(view)))
 }
 
 /// What `answer` makes of every registry row with a memory estimate (parameters, layers

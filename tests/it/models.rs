@@ -234,62 +234,10 @@ fn a_config_json_gives_exact_parameters_and_mla_latent_kv() {
     assert_eq!(card["attention"], "mla");
 }
 
-/// A GGUF v3 file with the given metadata and tensors (name, dims, ggml type), tensor data
-/// zero-filled: enough for the header reader.
+/// A GGUF v3 file with the given architecture and tensors (name, dims, ggml type), tensor
+/// data zero-filled: enough for the header reader (tests/it/common).
 fn gguf(path: &Path, arch: &str, tensors: &[(&str, &[u64], u32)]) -> u64 {
-    fn string(out: &mut Vec<u8>, s: &str) {
-        out.extend((s.len() as u64).to_le_bytes());
-        out.extend(s.as_bytes());
-    }
-    let mut out = b"GGUF".to_vec();
-    out.extend(3u32.to_le_bytes());
-    out.extend((tensors.len() as u64).to_le_bytes());
-    let kv_u32: &[(&str, u32)] = &[
-        ("block_count", 2),
-        ("embedding_length", 256),
-        ("feed_forward_length", 512),
-        ("attention.head_count", 4),
-        ("attention.head_count_kv", 2),
-        ("context_length", 4096),
-    ];
-    out.extend(((kv_u32.len() + 1) as u64).to_le_bytes());
-    string(&mut out, "general.architecture");
-    out.extend(8u32.to_le_bytes()); // string
-    string(&mut out, arch);
-    for (key, value) in kv_u32 {
-        string(&mut out, &format!("{arch}.{key}"));
-        out.extend(4u32.to_le_bytes()); // uint32
-        out.extend(value.to_le_bytes());
-    }
-    // Bytes per block and elements per block of the types used (ggml-common.h).
-    let size = |ty: u32, elements: u64| match ty {
-        0 => elements * 4,          // F32
-        1 => elements * 2,          // F16
-        8 => elements / 32 * 34,    // Q8_0
-        12 => elements / 256 * 144, // Q4_K
-        14 => elements / 256 * 210, // Q6_K
-        _ => unreachable!(),
-    };
-    let mut offset = 0u64;
-    let mut total = 0u64;
-    for (name, dims, ty) in tensors {
-        string(&mut out, name);
-        out.extend((dims.len() as u32).to_le_bytes());
-        for d in *dims {
-            out.extend(d.to_le_bytes());
-        }
-        out.extend(ty.to_le_bytes());
-        out.extend(offset.to_le_bytes());
-        let bytes = size(*ty, dims.iter().product());
-        total += bytes;
-        offset += bytes.div_ceil(32) * 32;
-    }
-    while !out.len().is_multiple_of(32) {
-        out.push(0);
-    }
-    out.resize(out.len() + offset as usize, 0);
-    std::fs::write(path, out).unwrap();
-    total
+    crate::common::write_gguf(path, arch, None, tensors)
 }
 
 #[test]

@@ -40,6 +40,24 @@ pub struct Entry<'db> {
     pub view: View,
 }
 
+impl<'db> Entry<'db> {
+    /// An entry with no fields, files or ancestors of its own: `view` is all it says.
+    pub fn bare(key: DeclKey<'db>, view: View) -> Self {
+        Entry {
+            key,
+            fields: BTreeMap::new(),
+            files: BTreeMap::new(),
+            exprs: BTreeMap::new(),
+            owners: BTreeMap::new(),
+            spans: BTreeMap::new(),
+            ancestors: Vec::new(),
+            ancestor_names: Vec::new(),
+            diags: Vec::new(),
+            view,
+        }
+    }
+}
+
 impl Entry<'_> {
     /// The typed view of an arch entry (an empty view for another kind).
     pub fn as_arch(&self) -> &views::Arch {
@@ -404,18 +422,7 @@ fn from_problem<'db>(
 pub fn entry_of<'db>(db: &'db dyn Db, key: DeclKey<'db>) -> Entry<'db> {
     let scope = crate::names::scope(db, key.file(db));
     let mut diags = Vec::new();
-    let mut entry = Entry {
-        key,
-        fields: BTreeMap::new(),
-        files: BTreeMap::new(),
-        exprs: BTreeMap::new(),
-        owners: BTreeMap::new(),
-        spans: BTreeMap::new(),
-        ancestors: Vec::new(),
-        ancestor_names: Vec::new(),
-        diags: Vec::new(),
-        view: View::None,
-    };
+    let mut entry = Entry::bare(key, View::None);
     let Some(own) = db::decl(db, key) else {
         return entry;
     };

@@ -201,3 +201,78 @@ pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     }
     records
 }
+
+/// Bytes of one tensor of `elements` values of ggml type `ty`: elements / block ×
+/// block bytes (ggml/src/ggml-common.h: block_q4_K 144 B per 256, block_q6_K 210 B per
+/// 256, block_q8_0 34 B per 32, block_mxfp4 17 B per 32; F32 4 B, F16 2 B).
+pub fn gguf_tensor_bytes(ty: u32, elements: u64) -> u64 {
+    match ty {
+        0 => elements * 4,
+        1 => elements * 2,
+        8 => elements / 32 * 34,
+        12 => elements / 256 * 144,
+        14 => elements / 256 * 210,
+        39 => elements / 32 * 17,
+        _ => unreachable!("a type the fixtures do not use"),
+    }
+}
+
+/// A GGUF v3 file of a small model of architecture `arch` (2 layers, hidden 256) with
+/// `general.file_type` when given, the tensors (name, dims, ggml type) and zero-filled data;
+/// returns the tensors' bytes, computed here from the block sizes.
+pub fn write_gguf(
+    path: &std::path::Path,
+    arch: &str,
+    file_type: Option<u32>,
+    tensors: &[(&str, &[u64], u32)],
+) -> u64 {
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    }
+    let mut kv_u32: Vec<(String, u32)> = [
+        ("block_count", 2),
+        ("embedding_length", 256),
+        ("feed_forward_length", 512),
+        ("attention.head_count", 4),
+        ("attention.head_count_kv", 2),
+        ("context_length", 4096),
+    ]
+    .iter()
+    .map(|(k, v)| (format!("{arch}.{k}"), *v))
+    .collect();
+    if let Some(t) = file_type {
+        kv_u32.push(("general.file_type".to_string(), t));
+    }
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend((tensors.len() as u64).to_le_bytes());
+    out.extend(((kv_u32.len() + 1) as u64).to_le_bytes());
+    string(&mut out, "general.architecture");
+    out.extend(8u32.to_le_bytes()); // string
+    string(&mut out, arch);
+    for (key, value) in &kv_u32 {
+        string(&mut out, key);
+        out.extend(4u32.to_le_bytes()); // uint32
+        out.extend(value.to_le_bytes());
+    }
+    let (mut offset, mut total) = (0u64, 0u64);
+    for (name, dims, ty) in tensors {
+        string(&mut out, name);
+        out.extend((dims.len() as u32).to_le_bytes());
+        for d in *dims {
+            out.extend(d.to_le_bytes());
+        }
+        out.extend(ty.to_le_bytes());
+        out.extend(offset.to_le_bytes());
+        let bytes = gguf_tensor_bytes(*ty, dims.iter().product());
+        total += bytes;
+        offset += bytes.div_ceil(32) * 32;
+    }
+    while !out.len().is_multiple_of(32) {
+        out.push(0);
+    }
+    out.resize(out.len() + offset as usize, 0);
+    std::fs::write(path, out).unwrap();
+    total
+}
