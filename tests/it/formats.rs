@@ -6,23 +6,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{codes, deployfit_in, explanation, json, scratch, stdout};
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// Bytes of one tensor of `elements` values of ggml type `ty` (tests/it/common).
-fn tensor_bytes(ty: u32, elements: u64) -> u64 {
-    crate::common::gguf_tensor_bytes(ty, elements)
-}
+use common::{codes, deployfit_in, explanation, json, scratch, stdout, write};
 
 /// A GGUF v3 file of a small llama (2 layers, hidden 256) with `general.file_type` when
 /// given, the tensors (name, dims, ggml type) and zero-filled data; returns the tensors'

@@ -3,19 +3,10 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{codes, deployfit, deployfit_in, explanation, json, scratch, stdout};
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use common::{codes, deployfit, deployfit_in, explanation, json, scratch, stdout, write};
 
 /// `deployfit model ID --format json`.
 fn model_card(id: &str) -> serde_json::Value {

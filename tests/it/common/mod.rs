@@ -276,3 +276,13 @@ pub fn write_gguf(
     std::fs::write(path, out).unwrap();
     total
 }
+
+/// Writes `text` as `name` (folders made as needed) under `dir`.
+pub fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
