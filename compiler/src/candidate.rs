@@ -350,16 +350,25 @@ fn with_figure_fields(
 
 /// Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
 /// `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
-/// unless a require on cost already said it.
+/// unless a require on cost already said it. A tensor-parallel group no offer holds in one
+/// instance is said on `count` whether or not cloud pricing was written.
 fn warn_no_offer<'db>(
     cx: Cx<'_, 'db>,
     settings: &PricingSettings,
     figures: &Figures,
     diags: &mut Vec<Diag<'db>>,
 ) {
+    // A tensor-parallel group no offer holds in one instance is said at its `count` even
+    // when cloud pricing is only the default: the plan cannot be rented as it is timed.
+    let group = |why: &str| why.contains("holds a tensor-parallel group");
+    let spans_at = match &figures.cost_per_hour {
+        Err(eval::EvalError::Missing(why)) if group(why) => cx.decl.field("count"),
+        _ => None,
+    };
     if let Some(field) = ["pricing", "offer", "provider", "region", "spot"]
         .into_iter()
         .find_map(|name| cx.decl.field(name))
+        .or(spans_at)
         && settings.mode == PricingMode::Cloud
         && let Err(eval::EvalError::Missing(why)) = &figures.cost_per_hour
         && why.starts_with(estimate::NO_OFFER)
@@ -374,7 +383,11 @@ fn warn_no_offer<'db>(
                 format!("no cost: {why}"),
                 crate::diagnostics::Loc::Decl(cx.key, field.value.span),
             )
-            .label(format!("`{}` asks for a cloud offer", field.name.name))
+            .label(if field.name.name == "count" {
+                "no offer holds this many in one instance".to_string()
+            } else {
+                format!("`{}` asks for a cloud offer", field.name.name)
+            })
             .help(rules::NO_OFFER_HELP),
         );
     }

@@ -426,12 +426,7 @@ fn pricing_assumptions(setup: &Setup) -> Vec<String> {
             rental.offer,
             setup.gpu,
         ));
-        out.push(if rental.tensor_spans_instances {
-            format!(
-                "no offer that passes the filters holds a tensor-parallel group of {} × {} in one instance (the rented one holds {}), so the group spans instances and its all-reduces would cross their network; the speeds assume the GPU's own links (docs/cost.md)",
-                setup.count, setup.gpu, rental.gpus_per_instance
-            )
-        } else if setup.count > 1 {
+        out.push(if setup.count > 1 {
             format!(
                 "each tensor-parallel group of {} × {} is rented in one instance, whose GPU links its all-reduces use as the speeds assume; offers of fewer GPUs per instance are not candidates (docs/cost.md)",
                 setup.count, setup.gpu

@@ -158,10 +158,6 @@ pub struct Rental {
     /// Whole instances rented, and GPUs on each.
     pub instances: u64,
     pub gpus_per_instance: u64,
-    /// Whether a tensor-parallel group spans instances: no offer that carries the GPU and
-    /// passes the filters holds `count` of it in one instance (printed only when so).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub tensor_spans_instances: bool,
     /// The price of one instance per second (on demand or spot), and per hour.
     #[serde(skip)]
     pub instance_price: f64,
@@ -2501,15 +2497,17 @@ pub fn holds_tensor_group(gpus: u64, count: u64) -> bool {
 /// demand or spot) and GPUs per instance.
 pub type RentableOffer<'a, 'db> = (&'a str, &'a Entry<'db>, f64, u64);
 
-/// The offers among `offers` (already those that carry the GPU) that have a price and can
-/// hold a tensor-parallel group of `count`, and whether that group spans instances: an
-/// offer of fewer than `count` GPUs per instance is one only when none holds the group
-/// (docs/cost.md). The rental of one deployment and the fleet solver's options both read it.
+/// The offers among `offers` (already those that carry the GPU) that have a price and hold
+/// a tensor-parallel group of `count` in one instance, and the most GPUs per instance of
+/// the priced ones (0 when none has a price). A group is never rented across instances:
+/// its all-reduces would cross the network between machines, which no offer states and
+/// the speeds do not time (docs/cost.md). The rental of one deployment and the fleet
+/// solver's options both read it.
 pub fn rentable_offers<'a, 'db>(
     offers: impl IntoIterator<Item = (&'a str, &'a Entry<'db>)>,
     spot: bool,
     count: u64,
-) -> (Vec<RentableOffer<'a, 'db>>, bool) {
+) -> (Vec<RentableOffer<'a, 'db>>, u64) {
     let priced: Vec<RentableOffer<'a, 'db>> = offers
         .into_iter()
         .filter_map(|(name, offer)| {
@@ -2518,14 +2516,12 @@ pub fn rentable_offers<'a, 'db>(
             Some((name, offer, rate, gpus as u64))
         })
         .collect();
-    let spans = !priced
-        .iter()
-        .any(|&(.., gpus)| holds_tensor_group(gpus, count));
+    let largest = priced.iter().map(|&(.., gpus)| gpus).max().unwrap_or(0);
     let held = priced
         .into_iter()
-        .filter(|&(.., gpus)| spans || holds_tensor_group(gpus, count))
+        .filter(|&(.., gpus)| holds_tensor_group(gpus, count))
         .collect();
-    (held, spans)
+    (held, largest)
 }
 
 /// How the reason for a missing cloud cost starts, which `deploy::cost::no_offer` is
@@ -2535,7 +2531,7 @@ pub const NO_OFFER: &str = "no cloud offer";
 /// The cheapest rental of the configuration among the deployment's offers that carry its
 /// GPU (ties: the first by name), or why there is none.
 pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental, EvalError> {
-    let (candidates, spans) = rentable_offers(
+    let (candidates, largest) = rentable_offers(
         pricing
             .offers
             .iter()
@@ -2572,7 +2568,6 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
                     region: offer.as_offer().region.as_deref().map(str::to_string),
                     instances,
                     gpus_per_instance: gpus,
-                    tensor_spans_instances: spans && inputs.count > 1,
                     instance_price: rate,
                     instance_price_per_hour: crate::units::per_hour(rate),
                     spot: pricing.spot,
@@ -2587,6 +2582,15 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
             format!(" with {}", pricing.filters)
         };
         let spot = if pricing.spot { " at a spot price" } else { "" };
+        if largest > 0 {
+            return missing(format!(
+                "{NO_OFFER}{filters} holds a tensor-parallel group of {} × `{}` in one instance{spot} (the largest rents {largest} per instance), and a group is not split across instances: its all-reduces would cross the network between them (docs/cost.md); use `count = {largest}`{} with more `replicas` or `pipeline` stages, or a GPU an offer rents {} at a time",
+                inputs.count,
+                inputs.gpu_name,
+                if largest > 1 { " or fewer" } else { "" },
+                inputs.count
+            ));
+        }
         missing(format!(
             "{NO_OFFER}{filters} rents `{}`{spot}; write `pricing = owned` to price owned GPUs",
             inputs.gpu_name
