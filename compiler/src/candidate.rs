@@ -348,6 +348,9 @@ fn with_figure_fields(
     fields
 }
 
+/// The fix for a tensor-parallel group no offer holds in one instance.
+const GROUP_HELP: &str = "lower `count` to the GPUs one instance holds and add `replicas` or `pipeline` stages (their traffic may cross instances), declare an `offer` whose instance holds the whole group, or write `pricing = owned`";
+
 /// Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
 /// `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,
 /// unless a require on cost already said it. A tensor-parallel group no offer holds in one
@@ -388,7 +391,11 @@ fn warn_no_offer<'db>(
             } else {
                 format!("`{}` asks for a cloud offer", field.name.name)
             })
-            .help(rules::NO_OFFER_HELP),
+            .help(if group(why) {
+                GROUP_HELP
+            } else {
+                rules::NO_OFFER_HELP
+            }),
         );
     }
 }
