@@ -265,15 +265,23 @@ fn ancestors<'db>(
     chain
 }
 
+/// The models the catalog and the user's files declare (not the generated ones).
+fn declared_models<'a, 'db: 'a>(
+    db: &'db dyn Db,
+    scope: &'a Scope<'db>,
+) -> impl Iterator<Item = DeclKey<'db>> + 'a {
+    scope
+        .names(DeclKind::Model)
+        .map(|(_, key)| key)
+        .filter(move |key| {
+            key.file(db).path(db) != std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
+        })
+}
+
 /// The catalog model (not a generated one) that owns the id `text`.
 pub fn curated_model<'db>(db: &'db dyn Db, scope: &Scope<'db>, text: &str) -> Option<DeclKey<'db>> {
     let spellings = spellings(text);
-    scope
-        .names(DeclKind::Model)
-        .filter(|(_, key)| {
-            key.file(db).path(db) != std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
-        })
-        .find_map(|(_, key)| owns_id(db, key, &spellings).then_some(key))
+    declared_models(db, scope).find(|key| owns_id(db, *key, &spellings))
 }
 
 /// The catalog model a quantized re-upload by anyone converts (`unsloth/gemma-3-27b-it-GGUF`,
@@ -291,16 +299,10 @@ pub fn curated_reupload<'db>(
         s.split_once('/')
             .is_some_and(|(_, n)| n.eq_ignore_ascii_case(name))
     };
-    scope
-        .names(DeclKind::Model)
-        .filter(|(_, key)| {
-            key.file(db).path(db) != std::path::Path::new(crate::db::RESOLVED_MODELS_PATH)
-        })
-        .find_map(|(_, key)| {
-            let model = entry_of(db, key).as_model();
-            (model.hf.iter().any(same_name) || model.aliases.iter().flatten().any(same_name))
-                .then_some(key)
-        })
+    declared_models(db, scope).find(|key| {
+        let model = entry_of(db, *key).as_model();
+        model.hf.iter().any(same_name) || model.aliases.iter().flatten().any(same_name)
+    })
 }
 
 /// The id as written and under a renamed organisation's other name (THUDM → zai-org).
