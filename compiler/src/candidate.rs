@@ -204,18 +204,29 @@ fn inputs_of<'a, 'db>(
             .map(|q| q.value())
     };
     let model_entry = entry(DeclKind::Model, &picks.model);
+    let engine_entry = entry(DeclKind::Engine, &picks.engine);
+    // Without `context`: the engine's default (Ollama's num_ctx), else the model's window.
     let context = match resolved.fields.get("context") {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
-        _ => model_entry
-            .as_model()
-            .max_context
+        _ => engine_entry
+            .as_engine()
+            .default_context
+            .or(model_entry.as_model().max_context)
             .map(|c| c as u64)
             .unwrap_or(4096),
+    };
+    // An engine that places layers as Ollama does offloads the rest unless told not to.
+    let offload = match resolved.symbol_as::<schema::OffloadMode>("offload") {
+        Some(mode) => mode == schema::OffloadMode::Auto,
+        None => engine_entry.as_engine().placement == Some(schema::Placement::Ollama),
     };
     Inputs {
         plan,
         pricing: Some(pricing),
-        offload: resolved.symbol_as("offload") == Some(schema::OffloadMode::Auto),
+        offload,
+        flash_attention: resolved
+            .symbol_as::<schema::YesNo>("flash_attention")
+            .map(|v| v == schema::YesNo::Yes),
         enforce_eager: resolved.symbol_as("enforce_eager") == Some(schema::YesNo::Yes),
         batched_tokens: match resolved.fields.get("batched_tokens") {
             Some(Value::Q(q)) => as_count(*q).map(|t| t as f64),
@@ -228,7 +239,7 @@ fn inputs_of<'a, 'db>(
         quant: entry(DeclKind::Quant, &picks.quant),
         quant_name: &picks.quant,
         kv: entry(DeclKind::Kv, &picks.kv),
-        engine: entry(DeclKind::Engine, &picks.engine),
+        engine: engine_entry,
         engine_name: &picks.engine,
         gpu: entry(DeclKind::Gpu, &picks.gpu),
         gpu_name: &picks.gpu,
@@ -289,6 +300,7 @@ fn setup_of(
         replicas: inputs.replicas,
         memory_utilization: inputs.memory_utilization,
         enforce_eager: inputs.enforce_eager,
+        flash_attention: estimate::ollama_flash(inputs),
         batched_tokens: inputs.batched_tokens.map(|t| t as u64),
         pipeline: inputs.plan.pipeline,
         gpus_per_replica: (inputs.plan.pipeline > 1).then(|| inputs.gpus_per_replica()),

@@ -241,6 +241,17 @@ fn registry_aliases(written: &str, resolved: &Resolved) -> Vec<String> {
     ids
 }
 
+/// Whether an architecture name (config.json `model_type`, GGUF `general.architecture`)
+/// may be written into a generated declaration: 1 to 64 ASCII letters, digits, `_`, `-`
+/// or `.` (the file is the user's: nothing else reaches the generated text).
+fn valid_architecture(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 64
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
 /// Whether a string may be written into a generated `aliases` list: printable ASCII
 /// without quotes or braces (ids and tags are), at most 256 bytes.
 fn valid_alias(text: &str) -> bool {
@@ -261,6 +272,9 @@ fn registry_declaration(name: &str, written: &str, resolved: &Resolved) -> Strin
         f.text("ollama", written);
     }
     f.strings("aliases", &registry_aliases(written, resolved));
+    if valid_architecture(r.architecture) {
+        f.text("architecture", r.architecture);
+    }
     let shape = r.layout();
     let moe = r.moe_params();
     match moe {
@@ -410,6 +424,9 @@ fn artifact_declaration(
     let mut f = Fields(String::new());
     if let Some(id) = hf.filter(|id| valid_hf(id)) {
         f.text("hf", id);
+    }
+    if let Some(kind) = arch.model_type.as_deref().filter(|k| valid_architecture(k)) {
+        f.text("architecture", kind);
     }
     f.number("params", arch.params);
     f.number(

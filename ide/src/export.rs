@@ -589,7 +589,8 @@ fn ollama(
          {num_gpu}\
          \n\
          # Environment for `ollama serve` ({seqs} parallel sequence{plural}, {kv} KV cache):\n\
-         # OLLAMA_NUM_PARALLEL={seqs} OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE={kv} ollama serve\n",
+         # OLLAMA_NUM_PARALLEL={seqs} OLLAMA_FLASH_ATTENTION={flash} OLLAMA_KV_CACHE_TYPE={kv} ollama serve\n",
+        flash = u8::from(setup.flash_attention.unwrap_or(true)),
         name = shell_quote(&format!("{}-{}", setup.model, setup.quant.to_lowercase())),
         context = setup.context,
         seqs = setup.seqs,

@@ -242,6 +242,8 @@ figures! {
     quant_support_advice: String, FieldTy::Str, &["quant", "gpu", "engine"], "weight formats that run natively on the GPU, and GPUs that run the format natively";
     gpu_layers: f64, FieldTy::Number, OFFLOAD, "layers on the GPUs: all of them unless `offload = auto` keeps some in system RAM; 0 with `gpu = cpu`";
     offloaded: bool, FieldTy::Predicate, OFFLOAD, "`offload = auto` keeps some layers in system RAM, run on the CPU";
+    gpu_share: f64, FieldTy::Ratio, OFFLOAD, "share of the deployment's memory on the GPUs, as `ollama ps` prints it (1: \"100% GPU\"; 0.82: \"18%/82% CPU/GPU\"; 0 with `gpu = cpu`)";
+    gpu_max_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps every layer on the GPUs (with `offload = auto`, or an engine that offloads on its own), capped at the model's window";
     host_memory: f64, FieldTy::Q(Dim::BYTES), OFFLOAD, "bytes in system RAM: offloaded layers with their KV cache and the input embeddings; everything with `gpu = cpu`; 0 otherwise";
     host_usable_memory: f64, FieldTy::Q(Dim::BYTES), &["host", "host_memory"], "the host's system RAM (its `memory`, or the deployment's `host_memory`)";
     throughput_low: f64, FieldTy::Q(Dim::TOKEN_RATE), SPEED, "low end of the throughput range (10th percentile of measured / predicted)";

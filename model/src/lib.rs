@@ -17,6 +17,7 @@ use deployfit_syntax::{span, syntax, units};
 
 pub mod figures;
 pub mod milp;
+pub mod ollama;
 pub mod schema;
 pub mod sim;
 pub mod speed;

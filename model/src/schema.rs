@@ -438,6 +438,9 @@ symbols! {
     /// What a deployment asks of offload: as many layers as fit on the GPUs (`auto`), or
     /// none (deployments' `offload`).
     OffloadMode, OFFLOAD_MODES { Auto = "auto", None = "none" }
+    /// How an engine decides which layers go on the GPUs (engines' `placement`): Ollama's
+    /// pre-load memory estimate, which offloads the rest on its own.
+    Placement, PLACEMENTS { Ollama = "ollama" }
     /// What a `gpu` entry computes on: a GPU, or the host's CPU (`gpu = cpu`).
     Device, DEVICES { Gpu = "gpu", Cpu = "cpu" }
     /// A GPU's product family (gpus' `family`).
@@ -675,6 +678,11 @@ const MODEL: &[FieldSpec] = &[
         "trained context window",
     )
     .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f(
+        "architecture",
+        FieldTy::Str,
+        "the architecture as config.json's `model_type` or GGUF's `general.architecture` names it (`qwen2`, `llama`, `gemma3`): which of Ollama's graph formulas and engines it gets",
+    ),
     f("attention", FieldTy::Symbol(ATTENTION), "attention kind"),
     f(
         "window",
@@ -913,6 +921,41 @@ const ENGINE: &[FieldSpec] = &[
         FieldTy::Symbol(OFFLOAD_KINDS),
         "whether it can run some `layers` from system RAM on the CPU (`offload = auto` in a deployment), or `none`",
     ),
+    f(
+        "placement",
+        FieldTy::Symbol(PLACEMENTS),
+        "how it decides which layers go on the GPUs: `ollama`: Ollama's pre-load memory estimate (its graph formulas, a buffer layer, `minimum_memory`), offloading the rest to the CPU unless the deployment says `offload = none`; absent: what the weights, KV cache and overhead take",
+    ),
+    f(
+        "minimum_memory",
+        FieldTy::Q(Dim::BYTES),
+        "`placement = ollama`: memory kept free on every GPU (Ollama's MinimumMemory)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "minimum_memory_unified",
+        FieldTy::Q(Dim::BYTES),
+        "`placement = ollama`: `minimum_memory` on a unified-memory GPU (Metal)",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "gpu_reserved",
+        FieldTy::Q(Dim::BYTES),
+        "`placement = ollama`: memory of a discrete GPU the engine finds in use before it starts (driver, display), beside `gpu_reserved_ratio` of it",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "gpu_reserved_ratio",
+        FieldTy::Ratio,
+        "`placement = ollama`: share of a discrete GPU's memory the engine finds in use before it starts, beside `gpu_reserved`",
+    )
+    .valid(Valid::ShareOrZero),
+    f(
+        "default_context",
+        FieldTy::Q(Dim::TOKENS),
+        "the context per sequence of a deployment that writes none (Ollama's num_ctx default); absent: the model's window",
+    )
+    .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "bandwidth_efficiency",
         FieldTy::Ratio,
@@ -1200,6 +1243,11 @@ const DEPLOYMENT: &[FieldSpec] = &[
         "offload",
         FieldTy::Symbol(OFFLOAD_MODES),
         "`auto`: as many layers as fit on the GPUs, the rest in system RAM (engines with `offload = layers`); default `none`",
+    ),
+    f(
+        "flash_attention",
+        FieldTy::Symbol(YES_NO),
+        "`yes` or `no`: flash attention on an engine with `placement = ollama` (OLLAMA_FLASH_ATTENTION; a quantized `kv_cache` needs it); default: the model's architecture decides, as Ollama does",
     ),
     f(
         "host",

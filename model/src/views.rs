@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use crate::schema::{
     Attention, Device, Dialect, Fallback, GpuFamily, Interconnect, Kernels, MemoryKind,
-    OffloadKind, Provider, QuantKind, Scheduling, Segment, Split, Symbol, TensorType, Vendor,
-    WindowKv, YesNo,
+    OffloadKind, Placement, Provider, QuantKind, Scheduling, Segment, Split, Symbol, TensorType,
+    Vendor, WindowKv, YesNo,
 };
 use crate::syntax::ast::DeclKind;
 use crate::value::Value;
@@ -250,6 +250,7 @@ views! {
         name: text,
         hf: text,
         ollama: text,
+        architecture: text,
         params: number,
         active_params: number,
         layers: number,
@@ -324,6 +325,12 @@ views! {
         fallback: symbol Fallback,
         kv_free_share: number,
         offload: symbol OffloadKind,
+        placement: symbol Placement,
+        minimum_memory: number,
+        minimum_memory_unified: number,
+        gpu_reserved: number,
+        gpu_reserved_ratio: number,
+        default_context: number,
         bandwidth_efficiency: number,
         compute_efficiency: number,
         /// Seconds.

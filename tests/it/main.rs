@@ -41,6 +41,7 @@ mod models;
 mod names;
 mod native;
 mod offload;
+mod ollama;
 mod parallel;
 mod pricing;
 mod properties;

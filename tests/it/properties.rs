@@ -188,6 +188,8 @@ setter!(
         cost_per_mtok,
         comfortable_context,
         gpu_layers,
+        gpu_share,
+        gpu_max_context,
         host_memory,
         host_usable_memory,
         throughput_low,

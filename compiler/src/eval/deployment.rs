@@ -49,6 +49,10 @@ pub struct Setup {
     /// when set).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// Flash attention as an engine with `placement = ollama` runs it (the deployment's
+    /// `flash_attention` or the architecture's default); absent on other engines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash_attention: Option<bool>,
     /// `batched_tokens`: the engine's token budget per step, when the deployment sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batched_tokens: Option<u64>,
@@ -307,10 +311,17 @@ fn own_fields<'db>(cx: Cx<'_, 'db>, diags: &mut Vec<Diag<'db>>) -> (BTreeMap<Str
     let Cx { key, decl, .. } = cx;
     let mut fields = BTreeMap::new();
     let mut ok = true;
+    let mut seen = std::collections::HashSet::new();
     for field in decl.fields() {
         let Some(spec) = field_spec(DeclKind::Deployment, &field.name.name) else {
             continue;
         };
+        if !seen.insert(field.name.name.as_str()) {
+            // A field given again is `deploy::field::duplicate`; the first one counts, and
+            // the repeat's value is not resolved (a file of thousands of repeated unknown
+            // names would otherwise rank suggestions for each).
+            continue;
+        }
         if spec.ty == FieldTy::Block {
             // Reported by check_block_fields: `workload` is a block, not a value.
             continue;

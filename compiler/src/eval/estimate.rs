@@ -10,11 +10,12 @@ use super::entry::Entry;
 use super::figures::Figures;
 use super::schema::{
     self, Attention, Device, Fallback, GpuFamily, Interconnect, Kernels, MemoryKind, OffloadKind,
-    OffloadMode, QuantKind, Split, TensorType, WindowKv, YesNo,
+    OffloadMode, Placement as EnginePlacement, QuantKind, Split, TensorType, Vendor, WindowKv,
+    YesNo,
 };
-use super::speed;
 use super::support::{self, Support};
 use super::value::EvalError;
+use super::{ollama, speed};
 use crate::units::{Dim, Quantity};
 
 /// Everything the estimate reads, resolved from the deployment's fields.
@@ -57,6 +58,8 @@ pub struct Inputs<'a, 'db> {
     pub enforce_eager: bool,
     /// `batched_tokens`: the deployment's override of the engine's token budget per step.
     pub batched_tokens: Option<f64>,
+    /// `flash_attention`: on or off as written; `None` leaves it to the engine's default.
+    pub flash_attention: Option<bool>,
     /// How the GPUs are paid for (`pricing`, `owned { }`, the offers that may be rented);
     /// `None` for the catalog queries, which list the GPU's own `price` or `msrp`
     /// ([`hourly_price`]).
@@ -220,6 +223,7 @@ impl<'a, 'db> Inputs<'a, 'db> {
             varied: false,
             theoretical_weights: false,
             offload: false,
+            flash_attention: None,
             host: None,
             host_name: None,
             enforce_eager: false,
@@ -435,6 +439,45 @@ struct Memory {
     output: f64,
     /// Pipeline stages, expert parallelism and the drafter ([`plan_memory`]).
     plan: PlanMemory,
+    /// An engine with `placement = ollama`: Ollama's estimate decides the fit and the
+    /// layer split ([`OllamaSetup`]).
+    ollama: Option<OllamaSetup>,
+}
+
+/// What Ollama's memory estimate reads of a deployment, all but the context and the
+/// parallel sequences (model/src/ollama.rs; docs/engines.md, "Ollama's scheduler").
+#[derive(Clone, Copy, Debug)]
+struct OllamaSetup {
+    shape: ollama::Shape,
+    weights: ollama::Weights,
+    /// `num_batch`.
+    batch: u64,
+    kv_bytes: f64,
+    flash_attention: bool,
+    /// Free memory per GPU as Ollama finds it.
+    free: f64,
+    minimum: f64,
+    metal: bool,
+    /// The model's trained context: Ollama caps `num_ctx` there.
+    max_context: Option<f64>,
+}
+
+impl OllamaSetup {
+    fn run(&self, context: f64, seqs: f64, count: f64) -> ollama::Estimate {
+        let num_ctx = self.max_context.map_or(context, |m| context.min(m));
+        let settings = ollama::Settings {
+            num_ctx: num_ctx.max(1.0) as u64,
+            parallel: seqs.max(1.0) as u64,
+            num_batch: self.batch,
+            kv_bytes: self.kv_bytes,
+            flash_attention: self.flash_attention,
+            gpus: count.max(1.0) as u64,
+            free: self.free,
+            minimum: self.minimum,
+            metal: self.metal,
+        };
+        ollama::estimate(&self.shape, &self.weights, &settings)
+    }
 }
 
 /// Where the layers go with `offload = auto` when the GPUs cannot hold them all.
@@ -459,6 +502,9 @@ impl Memory {
     /// offloaded with N above the layer count) and the input embeddings (never) stay in
     /// host memory; a layer's KV cache lives with the layer.
     fn place(&self, context: f64, seqs: f64, count: f64) -> Option<Placement> {
+        if let Some(setup) = &self.ollama {
+            return self.ollama_place(setup, context, seqs, count);
+        }
         let usable = self.usable?;
         if self.per_gpu(context, seqs, count) <= usable {
             return None;
@@ -482,6 +528,51 @@ impl Memory {
         })
     }
 
+    /// Ollama's split: the layers its estimate lets fit stay on the GPUs, the output layer
+    /// last (`None` at "100% GPU").
+    fn ollama_place(
+        &self,
+        setup: &OllamaSetup,
+        context: f64,
+        seqs: f64,
+        count: f64,
+    ) -> Option<Placement> {
+        let est = setup.run(context, seqs, count);
+        if est.full(&setup.shape) {
+            return None;
+        }
+        let layers = self.layers.max(1.0);
+        let gpu_layers = est.gpu_layers as f64;
+        let kv_layer = self.kv_total(context, seqs) / layers;
+        let output = if est.output_on_gpu {
+            0.0
+        } else {
+            setup.weights.output
+        };
+        let host_layers = layers - gpu_layers;
+        Some(Placement {
+            gpu_layers,
+            per_gpu: est.per_gpu,
+            host: host_layers * (setup.weights.layer + kv_layer) + output + self.embeddings,
+            gpu_weights: gpu_layers * setup.weights.layer,
+            host_weights: host_layers * setup.weights.layer + output,
+        })
+    }
+
+    /// `ollama ps`'s SIZE under `placement = ollama`: every GPU's allocation and what
+    /// overflows to the CPU.
+    fn ollama_total(&self, context: f64, seqs: f64, count: f64) -> Option<f64> {
+        self.ollama
+            .map(|setup| setup.run(context, seqs, count).total)
+    }
+
+    /// The engine's memory beside weights and KV cache per GPU under `placement = ollama`:
+    /// the minimum it keeps free, the buffer layer and the graph.
+    fn ollama_overhead(&self, context: f64, seqs: f64, count: f64) -> Option<f64> {
+        self.ollama
+            .map(|setup| setup.run(context, seqs, count).overhead)
+    }
+
     fn kv_total(&self, context: f64, seqs: f64) -> f64 {
         (self.kv_global * context + self.kv_local * context.min(self.window)) * seqs
     }
@@ -492,6 +583,9 @@ impl Memory {
     }
 
     fn per_gpu(&self, context: f64, seqs: f64, count: f64) -> f64 {
+        if let Some(setup) = &self.ollama {
+            return setup.run(context, seqs, count).per_gpu_full;
+        }
         let stages = self.plan.stages.max(1.0);
         (self.weights / count + self.kv_total(context, seqs) * self.kv_share) / stages
             + self.plan.expert_extra
@@ -533,6 +627,16 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     let layers = need(model.as_model().layers, name, "layers")?;
     let heads = model.as_model().heads;
     let kv_bytes = need(inputs.kv.as_kv().bytes, "kv_cache", "bytes")?;
+    let ollama_arch = ollama_placement(inputs)
+        .then(|| ollama::arch_info(model.as_model().architecture.as_deref()));
+    let flash_attention = ollama_arch.is_some_and(|arch| ollama_flash_attention(inputs, &arch));
+    // Ollama keeps a quantized KV cache only with flash attention; without, it stores
+    // f16 (llm/server.go: "quantized kv cache requested but flash attention disabled").
+    let kv_bytes = if ollama_arch.is_some() && !flash_attention {
+        kv_bytes.max(2.0)
+    } else {
+        kv_bytes
+    };
     let attention = model.as_model().attention.unwrap_or(Attention::Gqa);
     let count = inputs.count as f64;
     let head_dim = match model.as_model().head_dim {
@@ -654,6 +758,40 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
     };
     let layer_weights = (weights - 2.0 * matrix) / layers.max(1.0);
     let plan = plan_memory(inputs, weights, per_layer * layers, layers);
+    let ollama = ollama_arch.map(|arch| OllamaSetup {
+        shape: ollama::Shape {
+            arch,
+            layers: layers as u64,
+            embedding: hidden as u64,
+            heads: heads.unwrap_or(1.0) as u64,
+            kv_heads: model.as_model().kv_heads.or(heads).unwrap_or(1.0) as u64,
+            head_dim: head_dim.unwrap_or(0.0) as u64,
+            vocab: vocab as u64,
+            local_layers: if attention == Attention::Hybrid {
+                model.as_model().local_layers.unwrap_or(0.0).min(layers) as u64
+            } else {
+                0
+            },
+            window: model.as_model().window.unwrap_or(0.0) as u64,
+            linear_layers: linear.map_or(0, |(l, _)| l as u64),
+            linear_state: model.as_model().linear_state.unwrap_or(0.0),
+        },
+        weights: ollama_weights(inputs, weights, matrix, layers),
+        batch: inputs
+            .batched_tokens
+            .unwrap_or_else(|| batch_tokens(inputs)) as u64,
+        kv_bytes: ollama_kv_bytes(kv_bytes),
+        flash_attention,
+        // A catalog query without a GPU's memory: every layer on the GPU.
+        free: ollama_free(inputs).unwrap_or(f64::INFINITY),
+        minimum: ollama_minimum(inputs),
+        metal: inputs.gpu.as_gpu().vendor == Some(Vendor::Apple),
+        max_context: model.as_model().max_context,
+    });
+    let usable = match ollama {
+        Some(_) => ollama_free(inputs).map(f64::floor),
+        None => usable,
+    };
     Ok(Memory {
         plan,
         weights,
@@ -674,7 +812,103 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         layer_weights,
         embeddings: matrix,
         output: matrix,
+        ollama,
     })
+}
+
+/// Whether Ollama's estimate places the layers: an engine with `placement = ollama` on
+/// a GPU.
+fn ollama_placement(inputs: &Inputs<'_, '_>) -> bool {
+    inputs.engine.as_engine().placement == Some(EnginePlacement::Ollama) && !inputs.on_cpu()
+}
+
+/// Whether Ollama runs the deployment with flash attention, under `placement = ollama`.
+pub fn ollama_flash(inputs: &Inputs<'_, '_>) -> Option<bool> {
+    ollama_placement(inputs).then(|| {
+        let arch = ollama::arch_info(inputs.model.as_model().architecture.as_deref());
+        ollama_flash_attention(inputs, &arch)
+    })
+}
+
+/// Flash attention under Ollama: the deployment's `flash_attention`, else on for the
+/// architectures Ollama enables it for; never where the architecture cannot run it.
+fn ollama_flash_attention(inputs: &Inputs<'_, '_>, arch: &ollama::ArchInfo) -> bool {
+    arch.flash_attention_supported && inputs.flash_attention.unwrap_or(arch.flash_attention)
+}
+
+/// `kvCacheBytesPerElement`: the estimate counts q8_0 as 1 byte and q4_0 as half, not
+/// their block sizes.
+fn ollama_kv_bytes(bytes: f64) -> f64 {
+    if bytes >= 2.0 {
+        2.0
+    } else if bytes >= 1.0 {
+        1.0
+    } else {
+        0.5
+    }
+}
+
+/// Free memory per GPU as Ollama's discovery finds it: on unified memory the GPU's wired
+/// share (Metal's recommendedMaxWorkingSetSize); on a discrete GPU its memory less what
+/// the driver and other processes hold (`gpu_reserved` + `gpu_reserved_ratio`).
+fn ollama_free(inputs: &Inputs<'_, '_>) -> Option<f64> {
+    let memory = inputs.gpu.as_gpu().memory?;
+    if inputs.gpu.unified_memory() {
+        return Some(memory * unified_memory_share(memory));
+    }
+    let engine = inputs.engine.as_engine();
+    let reserved =
+        engine.gpu_reserved.unwrap_or(0.0) + engine.gpu_reserved_ratio.unwrap_or(0.0) * memory;
+    Some((memory - reserved).max(0.0))
+}
+
+/// `MinimumMemory()`: the engine's `minimum_memory`, or `minimum_memory_unified` on a
+/// unified-memory GPU.
+fn ollama_minimum(inputs: &Inputs<'_, '_>) -> f64 {
+    let engine = inputs.engine.as_engine();
+    let unified = inputs.gpu.unified_memory();
+    if unified {
+        engine.minimum_memory_unified.or(engine.minimum_memory)
+    } else {
+        engine.minimum_memory
+    }
+    .unwrap_or(0.0)
+}
+
+/// The weights as Ollama groups them: a repeating layer and the output layer. llama.cpp's
+/// quantizer stores the output matrix at Q6_K (6.5625 bits per weight) for every GGUF
+/// format below it (`llama_tensor_get_type`: `new_type = GGML_TYPE_Q6_K` for
+/// `output.weight` unless the format is Q8_0), so the output is counted at that width and
+/// the repeating layers share the rest; other formats keep the weights' average.
+fn ollama_weights(
+    inputs: &Inputs<'_, '_>,
+    weights: f64,
+    matrix: f64,
+    layers: f64,
+) -> ollama::Weights {
+    let layers = layers.max(1.0);
+    if matrix <= 0.0 {
+        return ollama::Weights {
+            layer: weights / layers,
+            output: 0.0,
+        };
+    }
+    let params = inputs.model.as_model().params.unwrap_or(0.0);
+    let bpw = if params > 0.0 {
+        weights * 8.0 / params
+    } else {
+        16.0
+    };
+    const Q6_K_BPW: f64 = 6.5625;
+    let output = if inputs.quant.as_quant().kind == Some(QuantKind::Gguf) && bpw < Q6_K_BPW {
+        matrix * Q6_K_BPW / bpw
+    } else {
+        matrix
+    };
+    ollama::Weights {
+        layer: ((weights - matrix - output) / layers).max(0.0),
+        output,
+    }
 }
 
 /// A model's linear-attention layers and the bytes of one layer's state per sequence
@@ -1159,6 +1393,11 @@ struct Sizing<'s, 'a, 'db> {
     per_gpu: f64,
     kv: f64,
     total: f64,
+    /// The engine's memory per GPU beside weights and KV cache (under `placement =
+    /// ollama` it grows with the context: the graph).
+    overhead: f64,
+    /// Share of the memory on the GPUs (`ollama ps`'s processor column).
+    gpu_share: f64,
     window: Option<f64>,
     gpu_layers: f64,
     host_bytes: f64,
@@ -1170,6 +1409,8 @@ struct FitContexts {
     physical: f64,
     largest: f64,
     comfortable: f64,
+    /// With every layer on the GPUs.
+    on_gpus: f64,
 }
 
 impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
@@ -1187,10 +1428,35 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
         let host_memory = inputs.host.and_then(|host| host.memory);
         let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
         let kv = mem.kv_total(context, seqs);
-        let total = mem.weights
-            + kv
-            + mem.drafter_total(context, seqs)
-            + mem.overhead * count * mem.plan.stages.max(1.0);
+        let total = mem.ollama_total(context, seqs, count).unwrap_or_else(|| {
+            mem.weights
+                + kv
+                + mem.drafter_total(context, seqs)
+                + mem.overhead * count * mem.plan.stages.max(1.0)
+        });
+        let overhead = mem
+            .ollama_overhead(context, seqs, count)
+            .unwrap_or(mem.overhead);
+        // What `ollama ps` prints as the processor split: bytes on the GPUs of all bytes.
+        let gpu_share = if inputs.on_cpu() {
+            0.0
+        } else {
+            match (placement, mem.ollama) {
+                (None, _) => 1.0,
+                (Some(_), Some(setup)) => {
+                    let est = setup.run(context, seqs, count);
+                    if est.total > 0.0 {
+                        est.vram / est.total
+                    } else {
+                        0.0
+                    }
+                }
+                (Some(p), None) => {
+                    let on_gpus = p.per_gpu * count;
+                    on_gpus / (on_gpus + p.host).max(1.0)
+                }
+            }
+        };
         let window = inputs.model.as_model().max_context;
         let (gpu_layers, host_bytes) = match placement {
             Some(p) => (p.gpu_layers, p.host),
@@ -1209,6 +1475,8 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
             per_gpu,
             kv,
             total,
+            overhead,
+            gpu_share,
             window,
             gpu_layers,
             host_bytes,
@@ -1236,7 +1504,7 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
         Figures {
             weights_memory: Ok(mem.weights),
             kv_memory: Ok(self.kv),
-            overhead_memory: Ok(mem.overhead),
+            overhead_memory: Ok(self.overhead),
             total_memory: Ok(self.total),
             memory_per_gpu: Ok(self.per_gpu),
             kv_heads_replicated: Ok(mem.replicated),
@@ -1244,6 +1512,7 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
             gpu_layers: Ok(self.gpu_layers),
             host_memory: Ok(self.host_bytes),
             offloaded: Ok(self.placement.is_some()),
+            gpu_share: Ok(self.gpu_share),
             host_usable_memory: self
                 .host_memory
                 .ok_or_else(|| missing("the deployment's host has no `memory`".to_string())),
@@ -1273,7 +1542,7 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
                 "params × bpw"
             },
             kv_bytes: self.kv.round() as i128,
-            overhead_bytes: mem.overhead.round() as i128,
+            overhead_bytes: self.overhead.round() as i128,
             total_bytes: self.total.round() as i128,
             per_gpu_bytes: self.per_gpu.round() as i128,
             usable_bytes: None,
@@ -1320,6 +1589,12 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
             None => mem.per_gpu(c, seqs, count) <= usable * share,
         };
         let physical = largest_context(|c| fits_at(c, 1.0));
+        // Ollama caps `num_ctx` at the trained window, so its memory stops growing there.
+        let physical = if mem.ollama.is_some() {
+            physical.min(window.unwrap_or(f64::INFINITY))
+        } else {
+            physical
+        };
         let largest = physical.min(window.unwrap_or(f64::INFINITY));
         let comfortable = if self.offloading {
             // Offload fills the GPUs by design: room is kept in host memory.
@@ -1337,10 +1612,18 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
         } else {
             comfortable
         };
+        // Every layer on the GPUs: without offload that is the physical fit.
+        let on_gpus = if self.offloading {
+            largest_context(|c| self.place(c).is_none() && mem.per_gpu(c, seqs, count) <= usable)
+        } else {
+            physical
+        }
+        .min(window.unwrap_or(f64::INFINITY));
         FitContexts {
             physical,
             largest,
             comfortable,
+            on_gpus,
         }
     }
 
@@ -1364,7 +1647,9 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
             physical,
             largest,
             comfortable,
+            on_gpus,
         } = self.fit_contexts(usable);
+        figures.gpu_max_context = Ok(on_gpus);
         figures.usable_memory = Ok(usable);
         figures.utilization = Ok(utilization);
         figures.headroom = Ok(1.0 - utilization);

@@ -3,7 +3,7 @@
 
 // The model's numerics and tables, their own crate (model/), under the paths the compiler
 // has always used.
-pub use deployfit_model::{figures, schema, sim, speed, value, views};
+pub use deployfit_model::{figures, ollama, schema, sim, speed, value, views};
 
 pub mod deployment;
 pub mod entry;

@@ -442,10 +442,23 @@ fn summary_line(summary: &crate::diagnostics::DeploymentSummary) -> String {
         Some(crate::eval::figures::JsonFigure::Flag(fits)) => *fits,
         _ => return format!("{} ({location}): not evaluated", summary.name),
     };
-    let mut parts = vec![if fits {
-        "fits".to_string()
-    } else {
-        "does not fit".to_string()
+    let offloaded = matches!(
+        summary.values.get("offloaded"),
+        Some(crate::eval::figures::JsonFigure::Flag(true))
+    );
+    let gpu_share = match summary.values.get("gpu_share") {
+        Some(crate::eval::figures::JsonFigure::Number(share)) => Some(*share),
+        _ => None,
+    };
+    let mut parts = vec![match (fits, offloaded, gpu_share) {
+        // `ollama ps`'s processor column: "18%/82% CPU/GPU".
+        (true, true, Some(share)) => {
+            let gpu = (share * 100.0).round().clamp(0.0, 100.0);
+            format!("fits with offload ({:.0}%/{gpu:.0}% CPU/GPU)", 100.0 - gpu)
+        }
+        (true, true, None) => "fits with offload".to_string(),
+        (true, false, _) => "fits".to_string(),
+        (false, _, _) => "does not fit".to_string(),
     }];
     if let (Some(need), Some(usable), Some(share)) = (
         figure("memory_per_gpu"),
