@@ -88,12 +88,13 @@ pub(crate) fn run_with_offers<'db>(
     if mode == Mode::Check {
         advise(db, scope, &inputs, &mut figures);
     }
-    let setup = Some(setup_of(
-        &picks,
-        &inputs,
-        &pricing,
-        speculative_fields.as_ref(),
-    ));
+    let mut setup = setup_of(&picks, &inputs, &pricing, speculative_fields.as_ref());
+    // The release entry a `version` chose, when it is not the engine's own.
+    let chosen = inputs.engine.key.name(db);
+    if chosen.as_str() != picks.engine {
+        setup.engine_release = Some(chosen.to_string());
+    }
+    let setup = Some(setup);
     let env = DeploymentEnv {
         db,
         scope,
@@ -177,6 +178,28 @@ fn plan_of<'a, 'db>(
     }
 }
 
+/// The engine entry that describes release `version` of engine `engine`: an entry with
+/// `release_of = engine` whose `releases_from` (inclusive) and `releases_before`
+/// (exclusive) hold it; the first in name order when several do, none for an unparsable
+/// version or when no entry holds it (the engine's own figures then apply).
+pub fn release_entry<'db>(cx: Cx<'_, 'db>, engine: &str, version: &str) -> Option<&'db Entry<'db>> {
+    let wanted = schema::parse_release(version)?;
+    let Cx { db, scope, .. } = cx;
+    scope.names(DeclKind::Engine).find_map(|(_, key)| {
+        let candidate = eval::entry_of(db, key);
+        let view = candidate.as_engine();
+        if view.release_of.as_deref() != Some(engine) {
+            return None;
+        }
+        let bound = |text: &Option<String>| text.as_deref().and_then(schema::parse_release);
+        let from_ok =
+            bound(&view.releases_from).is_none_or(|from| !schema::release_before(&wanted, &from));
+        let before_ok = bound(&view.releases_before)
+            .is_none_or(|before| schema::release_before(&wanted, &before));
+        (from_ok && before_ok).then_some(candidate)
+    })
+}
+
 /// The estimate's inputs for a resolved deployment: its entries, numbers and workload.
 fn inputs_of<'a, 'db>(
     cx: Cx<'_, 'db>,
@@ -204,7 +227,12 @@ fn inputs_of<'a, 'db>(
             .map(|q| q.value())
     };
     let model_entry = entry(DeclKind::Model, &picks.model);
-    let engine_entry = entry(DeclKind::Engine, &picks.engine);
+    // `version`: the catalog's entry for that release of the engine, where one holds it.
+    let engine_entry = match resolved.fields.get("version") {
+        Some(Value::Str(version)) => release_entry(cx, &picks.engine, version)
+            .unwrap_or_else(|| entry(DeclKind::Engine, &picks.engine)),
+        _ => entry(DeclKind::Engine, &picks.engine),
+    };
     // Without `context`: the engine's default (Ollama's num_ctx), else the model's window.
     let context = match resolved.fields.get("context") {
         Some(Value::Q(q)) => as_count(*q).unwrap_or(1),
@@ -301,6 +329,7 @@ fn setup_of(
         memory_utilization: inputs.memory_utilization,
         enforce_eager: inputs.enforce_eager,
         flash_attention: estimate::ollama_flash(inputs),
+        engine_release: None,
         batched_tokens: inputs.batched_tokens.map(|t| t as u64),
         pipeline: inputs.plan.pipeline,
         gpus_per_replica: (inputs.plan.pipeline > 1).then(|| inputs.gpus_per_replica()),

@@ -607,5 +607,17 @@ fn assumptions(
         "runtime overhead is the {} engine's model (docs/estimation.md), paid on every GPU",
         setup.engine
     ));
+    if let Some(release) = &setup.engine_release {
+        out.push(format!(
+            "the engine's figures are `{release}`'s, the catalog's entry for the {} release the deployment's `version` names (stdlib/engines.deploy)",
+            setup.engine
+        ));
+    }
+    if let Some(flash) = setup.flash_attention {
+        out.push(format!(
+            "Ollama places the layers by its own memory estimate (v0.12.10 llm/memory.go; docs/engines.md), flash attention {}",
+            if flash { "on" } else { "off (a quantized kv_cache is then stored as f16)" }
+        ));
+    }
     out
 }

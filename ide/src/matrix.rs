@@ -89,6 +89,8 @@ pub fn matrix(
         None => scope
             .names(DeclKind::Engine)
             .map(|(name, key)| (name, crate::eval::entry_of(db, key)))
+            // Other releases of an engine (`release_of`) are not engines of their own.
+            .filter(|(_, entry)| entry.as_engine().release_of.is_none())
             .collect(),
     };
     let gpu_context = request.contexts[request.contexts.len() / 2];

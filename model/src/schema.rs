@@ -125,13 +125,20 @@ pub enum Valid {
     /// An engine's own value for a command-line flag (`fp8`, `q8_0`): 1 to 32 of
     /// `a-z 0-9 _ -`, not starting with `-` (it reaches the commands `export` writes).
     Flag,
+    /// A software release: `0.6.3`, `v0.6.3`, `0.6.6.post1`, `1.0rc2`.
+    Release,
 }
 
 impl Valid {
     /// Whether a number is in range, or the sentence that says which range it must be in.
     pub fn check_number(self, value: f64) -> Result<(), String> {
         let ok = match self {
-            Valid::Any | Valid::HfRepo | Valid::OllamaTag | Valid::DiagCode | Valid::Flag => true,
+            Valid::Any
+            | Valid::HfRepo
+            | Valid::OllamaTag
+            | Valid::DiagCode
+            | Valid::Flag
+            | Valid::Release => true,
             Valid::Positive => value > 0.0,
             Valid::NonNegative => value >= 0.0,
             Valid::UpTo(max) => value > 0.0 && value <= max,
@@ -161,6 +168,7 @@ impl Valid {
             Valid::OllamaTag => "an Ollama tag (`name:tag`)".into(),
             Valid::DiagCode => "a diagnostic code (`area::name`)".into(),
             Valid::Flag => "an engine flag value (`fp8`, `q8_0`)".into(),
+            Valid::Release => "a release (`0.6.3`, `v0.6.3`)".into(),
         }
     }
 
@@ -171,9 +179,55 @@ impl Valid {
             Valid::OllamaTag => ollama_tag_problem(text).map_or(Ok(()), Err),
             Valid::DiagCode => diag_code_problem(text).map_or(Ok(()), Err),
             Valid::Flag => flag_problem(text).map_or(Ok(()), Err),
+            Valid::Release => match parse_release(text) {
+                Some(_) => Ok(()),
+                None => Err(
+                    "a release is 1 to 32 characters: an optional `v`, then numbers separated by `.` (`0.6.3`, `v1.0`), a suffix such as `.post1` or `rc2` allowed"
+                        .into(),
+                ),
+            },
             _ => Ok(()),
         }
     }
+}
+
+/// A release's numeric components: `v0.6.3` and `0.6.3.post1` are `[0, 6, 3]`, `1.0rc2`
+/// `[1, 0]`; `None` unless it is 1 to 32 printable ASCII characters starting with an
+/// optional `v` and a digit. Releases compare component by component, a missing one
+/// counting as 0 (`0.6` is `0.6.0`).
+pub fn parse_release(text: &str) -> Option<Vec<u64>> {
+    if text.is_empty() || text.len() > 32 || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
+    let body = text.strip_prefix(['v', 'V']).unwrap_or(text);
+    if !body.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for piece in body.split('.') {
+        let digits: &str = &piece[..piece
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(piece.len())];
+        if digits.is_empty() {
+            break;
+        }
+        parts.push(digits.parse::<u64>().ok()?);
+        if digits.len() < piece.len() {
+            // A suffix (`rc2`, `-dev`) ends the numbers.
+            break;
+        }
+    }
+    Some(parts)
+}
+
+/// Whether release `a` comes before `b` (component by component, missing ones 0).
+pub fn release_before(a: &[u64], b: &[u64]) -> bool {
+    let len = a.len().max(b.len());
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    (0..len)
+        .map(|i| at(a, i).cmp(&at(b, i)))
+        .find(|o| o.is_ne())
+        .is_some_and(|o| o.is_lt())
 }
 
 /// Why `text` is not an engine flag value (1 to 32 of `a-z 0-9 _ -`, not starting with
@@ -922,6 +976,29 @@ const ENGINE: &[FieldSpec] = &[
         "whether it can run some `layers` from system RAM on the CPU (`offload = auto` in a deployment), or `none`",
     ),
     f(
+        "release",
+        FieldTy::Str,
+        "the engine release whose behaviour the entry's figures describe (`0.19`)",
+    )
+    .valid(Valid::Release),
+    f(
+        "release_of",
+        FieldTy::Ref(DeclKind::Engine),
+        "the engine whose older or newer releases this entry describes: a deployment of that engine whose `version` is from `releases_from` up to `releases_before` gets this entry's figures",
+    ),
+    f(
+        "releases_from",
+        FieldTy::Str,
+        "with `release_of`: the first release the entry describes (absent: every release before `releases_before`)",
+    )
+    .valid(Valid::Release),
+    f(
+        "releases_before",
+        FieldTy::Str,
+        "with `release_of`: the first release it no longer describes (absent: every release from `releases_from`)",
+    )
+    .valid(Valid::Release),
+    f(
         "placement",
         FieldTy::Symbol(PLACEMENTS),
         "how it decides which layers go on the GPUs: `ollama`: Ollama's pre-load memory estimate (its graph formulas, a buffer layer, `minimum_memory`), offloading the rest to the CPU unless the deployment says `offload = none`; absent: what the weights, KV cache and overhead take",
@@ -1244,6 +1321,12 @@ const DEPLOYMENT: &[FieldSpec] = &[
         FieldTy::Symbol(OFFLOAD_MODES),
         "`auto`: as many layers as fit on the GPUs, the rest in system RAM (engines with `offload = layers`); default `none`",
     ),
+    f(
+        "version",
+        FieldTy::Str,
+        "the engine's release (`0.6.3`, `v0.6.3`): the catalog's figures for it (an engine entry with `release_of` whose releases hold it); default the engine's current one",
+    )
+    .valid(Valid::Release),
     f(
         "flash_attention",
         FieldTy::Symbol(YES_NO),

@@ -53,3 +53,4 @@ mod simulator;
 mod solve;
 mod speed_accuracy;
 mod suggestions;
+mod versions;

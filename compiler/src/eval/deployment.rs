@@ -49,6 +49,10 @@ pub struct Setup {
     /// when set).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub enforce_eager: bool,
+    /// The engine entry whose figures a `version` chose (`vllm_v0`), when it is not the
+    /// engine's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_release: Option<String>,
     /// Flash attention as an engine with `placement = ollama` runs it (the deployment's
     /// `flash_attention` or the architecture's default); absent on other engines.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1110,6 +1110,7 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
         Valid::OllamaTag => "`ollama = \"glm4:9b\"` (`[host/][namespace/]name[:tag]`)",
         Valid::DiagCode => "`code = \"acme::slow_decode\"` (`area::name`)",
         Valid::Flag => "`vllm_name = \"fp8\"` (lowercase letters, digits, `_`, `-`)",
+        Valid::Release => "`version = \"0.6.3\"` (numbers separated by `.`)",
         _ => "`hf = \"THUDM/GLM-4-9B-0414\"` (`org/name`)",
     };
     Diag::error(
@@ -1121,12 +1122,15 @@ fn invalid_id<'db>(loc: Loc<'db>, spec: &FieldSpec, text: &str, problem: &str) -
         ),
         loc,
     )
-    .label(format!(
-        "{} characters, not a valid id",
-        text.chars().count()
-    ))
+    .label(match spec.valid {
+        Valid::Release => "not a release number".to_string(),
+        _ => format!("{} characters, not a valid id", text.chars().count()),
+    })
     .help(match spec.valid {
         Valid::DiagCode => format!("write `_`-separated words between `::`, e.g. {example}"),
+        Valid::Release => {
+            format!("write the release as the engine's `--version` prints it, e.g. {example}")
+        }
         _ => format!("write the id exactly as the hub shows it, e.g. {example}"),
     })
 }

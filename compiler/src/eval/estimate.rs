@@ -2563,12 +2563,19 @@ fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
     let engine = inputs.engine;
     let large = engine.as_engine().batched_tokens;
     let small = engine.as_engine().batched_tokens_small.or(large);
-    if large_gpu_defaults(inputs) {
+    let tokens = if large_gpu_defaults(inputs) {
         large
     } else {
         small
     }
-    .unwrap_or(speed::DEFAULT_BATCH_TOKENS)
+    .unwrap_or(speed::DEFAULT_BATCH_TOKENS);
+    // Without chunked prefill a prompt is never split: the engine's default budget is at
+    // least the context (vLLM V0: max_num_batched_tokens = max(max_model_len, 2048)).
+    if engine.as_engine().chunked_prefill == Some(YesNo::No) {
+        tokens.max(inputs.context as f64)
+    } else {
+        tokens
+    }
 }
 
 /// The layout of a replica beyond its tensor-parallel group: pipeline stages, the GPU's

@@ -47,6 +47,15 @@ pub(crate) fn hole_values<'db>(
         _ => match (spec.ty, name) {
             (FieldTy::Ref(kind), _) if kind != DeclKind::Model => Ok(scope
                 .names(kind)
+                // An engine entry for other releases of an engine (`release_of`) is that
+                // engine at a `version`, not an engine of its own to try.
+                .filter(|(_, entry_key)| {
+                    kind != DeclKind::Engine
+                        || crate::eval::entry_of(db, *entry_key)
+                            .as_engine()
+                            .release_of
+                            .is_none()
+                })
                 .map(|(entry, _)| Value::Ref(kind, entry.to_string()))
                 .collect()),
             (_, "count") => {
