@@ -14,7 +14,7 @@
 //! `fs/ggml/ggml.go` (`GraphSize`, `kvCacheBytesPerElement`, `FlashAttention`,
 //! `OllamaEngineRequired`, `SupportsKVCacheType`), `ml/device.go` (`MinimumMemory`),
 //! `llm/server.go` (`NewLlamaServer`: `num_batch` capped at `num_ctx`; the KV type only with
-//! flash attention; `ollamaServer.buildLayout` for the architectures the Ollama engine runs).
+//! flash attention), `VisionGraphSize` for a vision model's encoder.
 //! docs/engines.md ("Ollama's scheduler") explains each term.
 
 /// Which of `GraphSize`'s per-architecture formulas a model gets.
@@ -49,13 +49,13 @@ pub enum GraphFamily {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArchInfo {
     pub family: GraphFamily,
-    /// `OllamaEngineRequired`: the Ollama engine runs it and places layers by what its
-    /// backend allocates, not by [`GraphFamily`]'s formula.
-    pub ollama_engine: bool,
     /// `FlashAttention()`: flash attention on unless `OLLAMA_FLASH_ATTENTION` says otherwise.
     pub flash_attention: bool,
     /// `SupportsFlashAttention`: every architecture here but `gemma2`.
     pub flash_attention_supported: bool,
+    /// `GraphSize`'s gemma3 case: sliding-window layers are estimated at the window per
+    /// sequence plus a batch (every other architecture at the whole context).
+    pub windowed: bool,
 }
 
 /// The architecture table, from ollama/ollama v0.12.10 `fs/ggml/ggml.go`. Names are
@@ -81,30 +81,15 @@ pub fn arch_info(architecture: Option<&str>) -> ArchInfo {
         "gptoss" => GraphFamily::GptOss,
         _ => GraphFamily::Other,
     };
-    let ollama_engine = matches!(
-        key.as_str(),
-        "gemma3"
-            | "gemma3text"
-            | "gemma3n"
-            | "gptoss"
-            | "llama4"
-            | "mistral3"
-            | "mllama"
-            | "qwen25vl"
-            | "qwen3"
-            | "qwen3moe"
-            | "qwen3vl"
-            | "qwen3vlmoe"
-    );
     let flash_attention = matches!(
         key.as_str(),
         "gemma3" | "gemma3text" | "gptoss" | "qwen3" | "qwen3moe" | "qwen3vl" | "qwen3vlmoe"
     );
     ArchInfo {
         family,
-        ollama_engine,
         flash_attention,
         flash_attention_supported: key != "gemma2",
+        windowed: matches!(key.as_str(), "gemma3" | "gemma3text"),
     }
 }
 
@@ -141,6 +126,9 @@ pub struct Weights {
     /// The output layer and its norm (`output`, else the tied `token_embd`), which the
     /// estimate places last, as the "+1" layer.
     pub output: f64,
+    /// A vision model's encoder weights and graph (`VisionGraphSize`), placed with the
+    /// output layer.
+    pub projector: f64,
 }
 
 /// The settings the estimate reads.
@@ -213,9 +201,8 @@ fn kv_layers(shape: &Shape, s: &Settings, context: u64, batch: u64) -> Vec<f64> 
             if i < linear {
                 // recurrent state, F32 (`GraphSize`: "recurrent always uses F32")
                 shape.linear_state
-            } else if i < linear + local && shape.arch.ollama_engine {
-                // the Ollama engine allocates a sliding-window layer's cache at the window
-                // per sequence plus a batch
+            } else if i < linear + local && shape.arch.windowed {
+                // gemma3: "the other layers are the smaller local (sliding) layers"
                 per_token * ((s.parallel * shape.window + batch).min(context)) as f64
             } else if shape.arch.family == GraphFamily::GptOss {
                 // gpt-oss on llama.cpp: every other layer is a 128-token window, estimated
@@ -248,18 +235,7 @@ pub fn graph_size(shape: &Shape, s: &Settings) -> (Vec<f64>, f64, f64) {
     );
     let eh = shape.head_dim;
     let (mut partial, mut full): (u64, u64) = (0, 0);
-    if shape.arch.ollama_engine {
-        // The Ollama engine reserves the graph its backend measures for the worst batch.
-        // With flash attention no `num_ctx` × heads score matrix is materialised: the
-        // logits and one layer's activations bound it; without, the llama formula's
-        // scores do.
-        full = if s.flash_attention {
-            4 * b * (e + v) + 4 * b * (3 * e + 2 * h * eh)
-        } else {
-            (4 * b * (1 + 4 * e + c * (1 + h))).max(4 * b * (e + v))
-        };
-        partial = full;
-    } else {
+    {
         match shape.arch.family {
             GraphFamily::Llama => {
                 full = (4 * b * (1 + 4 * e + c * (1 + h))).max(4 * b * (e + v));
@@ -344,13 +320,8 @@ pub fn estimate(shape: &Shape, weights: &Weights, s: &Settings) -> Estimate {
     let graph = partial.max(full);
     let kv_total: f64 = kv.iter().sum();
     let kv_layer = kv.first().copied().unwrap_or(0.0);
-    // The Ollama engine reserves what its backend measures, with no buffer layer; the
-    // llama.cpp path keeps the first layer (with its cache) back as a buffer.
-    let buffer = if shape.arch.ollama_engine {
-        0.0
-    } else {
-        weights.layer + kv_layer
-    };
+    // The first layer (with its cache) is kept back once as a buffer.
+    let buffer = weights.layer + kv_layer;
     let mut alloc = vec![0.0; gpus];
     let mut with_space: Vec<usize> = Vec::new();
     for (i, a) in alloc.iter_mut().enumerate() {
@@ -383,13 +354,14 @@ pub fn estimate(shape: &Shape, weights: &Weights, s: &Settings) -> Estimate {
             overflow += size;
         }
     }
+    let last = weights.output + weights.projector;
     let mut output_on_gpu = false;
-    if weights.output > 0.0 {
+    if last > 0.0 {
         let mut j = with_space.len();
         while j > 0 {
             let g = with_space[gpu_layers as usize % j];
-            if s.free > alloc[g] + graph + weights.output {
-                alloc[g] += weights.output;
+            if s.free > alloc[g] + graph + last {
+                alloc[g] += last;
                 layer_counts[g] += 1;
                 output_on_gpu = true;
                 break;
@@ -397,7 +369,7 @@ pub fn estimate(shape: &Shape, weights: &Weights, s: &Settings) -> Estimate {
             j -= 1;
         }
         if !output_on_gpu {
-            overflow += weights.output;
+            overflow += last;
         }
     } else {
         output_on_gpu = true;
@@ -415,7 +387,7 @@ pub fn estimate(shape: &Shape, weights: &Weights, s: &Settings) -> Estimate {
     // What each GPU would need for every layer: its share of the layers, the output on
     // one of them, and the larger graph.
     let layers_total: f64 = kv_total + weights.layer * shape.layers as f64;
-    let per_gpu_full = s.minimum + buffer + layers_total / gpus as f64 + weights.output + graph;
+    let per_gpu_full = s.minimum + buffer + layers_total / gpus as f64 + last + graph;
     Estimate {
         kv: kv_total,
         graph_full: full,
@@ -481,7 +453,8 @@ mod tests {
     fn architecture_names_of_both_vocabularies_agree() {
         assert_eq!(arch_info(Some("gpt_oss")), arch_info(Some("gptoss")));
         assert_eq!(arch_info(Some("Qwen2")).family, GraphFamily::Qwen2);
-        assert!(arch_info(Some("qwen3")).ollama_engine);
+        assert!(arch_info(Some("qwen3")).flash_attention);
+        assert!(arch_info(Some("gemma3")).windowed);
         assert_eq!(arch_info(None).family, GraphFamily::Other);
     }
 }

@@ -769,6 +769,23 @@ const MODEL: &[FieldSpec] = &[
         "MLA decoupled RoPE dimension",
     )
     .valid(Valid::Whole { min: 0, max: MAX_COUNT }),
+    f(
+        "tied_embeddings",
+        FieldTy::Symbol(YES_NO),
+        "`yes`: the input embeddings are the output layer (one vocab × hidden matrix in the file)",
+    ),
+    f(
+        "vision_params",
+        FieldTy::Number,
+        "parameters of a vision model's image encoder and projector (Ollama loads them at 16 bits beside the text model)",
+    )
+    .valid(Valid::Positive),
+    f(
+        "vision_graph",
+        FieldTy::Q(Dim::BYTES),
+        "the image encoder's compute graph as Ollama estimates it (VisionGraphSize)",
+    )
+    .valid(Valid::NonNegative),
     f("experts", FieldTy::Number, "MoE experts").valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
         "experts_active",

@@ -891,6 +891,7 @@ fn ollama_weights(
         return ollama::Weights {
             layer: weights / layers,
             output: 0.0,
+            projector: ollama_projector(inputs),
         };
     }
     let params = inputs.model.as_model().params.unwrap_or(0.0);
@@ -905,10 +906,26 @@ fn ollama_weights(
     } else {
         matrix
     };
+    // Tied embeddings: the one matrix is the output layer (`token_embd` stands in for
+    // `output`), nothing else stays behind.
+    let input = if inputs.model.as_model().tied_embeddings == Some(YesNo::Yes) {
+        0.0
+    } else {
+        matrix
+    };
     ollama::Weights {
-        layer: ((weights - matrix - output) / layers).max(0.0),
+        layer: ((weights - input - output) / layers).max(0.0),
         output,
+        projector: ollama_projector(inputs),
     }
+}
+
+/// A vision model's encoder as Ollama counts it with the output layer: its weights at 16
+/// bits (Ollama's GGUFs keep the `v.*` tensors in F16) and its graph
+/// (`VisionGraphSize`), from the model's `vision_params` and `vision_graph`.
+fn ollama_projector(inputs: &Inputs<'_, '_>) -> f64 {
+    let model = inputs.model.as_model();
+    model.vision_params.unwrap_or(0.0) * 2.0 + model.vision_graph.unwrap_or(0.0)
 }
 
 /// A model's linear-attention layers and the bytes of one layer's state per sequence
