@@ -1051,6 +1051,18 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
+        "decode_efficiency",
+        FieldTy::Ratio,
+        "llamacpp kernels: share of memory bandwidth a decode step reaches, in place of llama.cpp's fit per GPU family",
+    )
+    .valid(Valid::Share),
+    f(
+        "token_overhead",
+        FieldTy::Q(Dim::SECONDS),
+        "llamacpp kernels: fixed time per decode step for 32 layers (kernel launches), in place of llama.cpp's fit per backend",
+    )
+    .valid(Valid::NonNegative),
+    f(
         "bandwidth_efficiency",
         FieldTy::Ratio,
         "serving kernels: share of memory bandwidth reached reading weights and KV cache (default: the pooled fit)",

@@ -183,6 +183,11 @@ pub struct SpeedInputs {
     pub host_kv_read_bytes: f64,
     pub host_bandwidth: f64,
     pub pcie_bandwidth: f64,
+    /// An engine's own decode efficiency and per-token launch cost (per 32 layers, seconds),
+    /// in place of llama.cpp's per-family and per-backend fit (MLX: docs/calibration-speed.md,
+    /// "MLX").
+    pub decode_efficiency: Option<f64>,
+    pub token_overhead: Option<f64>,
 }
 
 /// Which resource bounds a decode step.
@@ -265,7 +270,9 @@ fn all_reduce_time(inputs: &SpeedInputs, tokens: f64) -> f64 {
 }
 
 pub fn estimate(inputs: &SpeedInputs) -> Speed {
-    let eta = decode_efficiency(inputs.family);
+    let eta = inputs
+        .decode_efficiency
+        .unwrap_or_else(|| decode_efficiency(inputs.family));
     let mfu = prefill_mfu(inputs.family);
     let share = weights_read_share(inputs.params, inputs.active_params, inputs.seqs);
     let step_bytes = if inputs.layer_split {
@@ -292,7 +299,11 @@ pub fn estimate(inputs: &SpeedInputs) -> Speed {
     } else {
         Bound::Bandwidth
     };
-    let overhead = step_overhead_per_32_layers(inputs.backend) * inputs.layers.max(1.0) / 32.0;
+    let overhead = inputs
+        .token_overhead
+        .unwrap_or_else(|| step_overhead_per_32_layers(inputs.backend))
+        * inputs.layers.max(1.0)
+        / 32.0;
     let step = memory_time.max(compute_time) + all_reduce_time(inputs, inputs.seqs) + overhead;
     let decode = 1.0 / step;
     let prefill_time = inputs.peak.map(|peak| {

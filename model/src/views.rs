@@ -338,6 +338,8 @@ views! {
         gpu_reserved: number,
         gpu_reserved_ratio: number,
         default_context: number,
+        decode_efficiency: number,
+        token_overhead: number,
         bandwidth_efficiency: number,
         compute_efficiency: number,
         /// Seconds.

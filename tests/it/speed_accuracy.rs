@@ -135,6 +135,8 @@ fn predict(row: &Row) -> Option<f64> {
         host_kv_read_bytes: 0.0,
         host_bandwidth: 0.0,
         pcie_bandwidth: speed::DEFAULT_LINK_BANDWIDTH,
+        decode_efficiency: None,
+        token_overhead: None,
     };
     let speed = speed::estimate(&inputs);
     if row.kind == "decode" {

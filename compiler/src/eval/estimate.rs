@@ -2044,6 +2044,8 @@ fn speed_inputs(
         }),
         host_bandwidth: host.bandwidth.unwrap_or(0.0),
         pcie_bandwidth: host.pcie.unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
+        decode_efficiency: inputs.engine.as_engine().decode_efficiency,
+        token_overhead: inputs.engine.as_engine().token_overhead,
     };
     (speed_inputs, decode_context)
 }
