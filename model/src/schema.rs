@@ -1051,6 +1051,12 @@ const ENGINE: &[FieldSpec] = &[
     )
     .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
     f(
+        "request_latency",
+        FieldTy::Q(Dim::SECONDS),
+        "serving kernels: time every request's first token takes beyond the engine's steps (front end, tokenization, hand-offs between processes) (default 0)",
+    )
+    .valid(Valid::NonNegative),
+    f(
         "decode_efficiency",
         FieldTy::Ratio,
         "llamacpp kernels: share of memory bandwidth a decode step reaches, in place of llama.cpp's fit per GPU family",

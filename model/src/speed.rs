@@ -390,6 +390,9 @@ pub struct Engine {
     /// Whether it admits by the cache held now and preempts when decodes outgrow it
     /// ([`super::sim::Config::preempt`]).
     pub preempt: bool,
+    /// Seconds every request's first token takes beyond the engine's steps (the HTTP
+    /// front end, tokenization, hand-offs between its processes).
+    pub request_latency: f64,
 }
 
 impl Engine {
@@ -407,6 +410,7 @@ impl Engine {
         moe_bandwidth_efficiency: MOE_BANDWIDTH_EFFICIENCY,
         output_reserve: 0.5,
         preempt: false,
+        request_latency: 0.0,
     };
 }
 
@@ -836,6 +840,7 @@ pub fn serve(inputs: &SpeedInputs, serving: &Serving) -> Speed {
         ttft_p99,
         tpot_p99,
         simulated: simulated.as_ref(),
+        request_latency: serving.engine.request_latency.max(0.0),
     })
 }
 
@@ -1001,6 +1006,8 @@ struct Figures<'a> {
     ttft_p99: Option<f64>,
     tpot_p99: f64,
     simulated: Option<&'a Simulated>,
+    /// The engine's time per request outside its steps, added to every first token.
+    request_latency: f64,
 }
 
 /// The [`Speed`] of these figures, with their ranges.
@@ -1008,6 +1015,7 @@ fn speed(f: &Figures) -> Speed {
     let (ttft, tpot, prefill, throughput) = (f.ttft, f.tpot, f.prefill, f.throughput);
     let (single_prefill, simulated) = (f.single_prefill, f.simulated);
     let decode_tps = 1.0 / tpot;
+    let latency = f.request_latency;
     Speed {
         decode_tps,
         decode_tps_low: decode_tps * TPOT_RANGE.0,
@@ -1018,23 +1026,23 @@ fn speed(f: &Figures) -> Speed {
         prefill_tps: prefill,
         prefill_tps_low: prefill.map(|p| p * TTFT_RANGE.0),
         prefill_tps_high: prefill.map(|p| p * TTFT_RANGE.1),
-        ttft_s: ttft,
+        ttft_s: ttft.map(|t| t + latency),
         // A first token's time is the prompt's own prefill, sized by the prefill range,
         // plus what it waited behind other requests' work, sized by the queue range.
         ttft_s_low: ttft.map(|t| {
             let (alone, waited) = split_wait(t, single_prefill);
-            alone / TTFT_RANGE.1 + waited / QUEUE_RANGE.1
+            alone / TTFT_RANGE.1 + waited / QUEUE_RANGE.1 + latency
         }),
         ttft_s_high: ttft.map(|t| {
             let (alone, waited) = split_wait(t, single_prefill);
-            alone / TTFT_RANGE.0 + waited / QUEUE_RANGE.0
+            alone / TTFT_RANGE.0 + waited / QUEUE_RANGE.0 + latency
         }),
         tpot_s: tpot,
         tpot_s_low: tpot / TPOT_RANGE.1,
         tpot_s_high: tpot / TPOT_RANGE.0,
-        ttft_p99_s: f.ttft_p99,
+        ttft_p99_s: f.ttft_p99.map(|t| t + latency),
         tpot_p99_s: Some(f.tpot_p99),
-        ttft_p50_s: simulated.map(|s| s.latency.ttft_p50),
+        ttft_p50_s: simulated.map(|s| s.latency.ttft_p50 + latency),
         tpot_p50_s: simulated
             .map(|s| s.latency.tpot_p50)
             .filter(|t| *t > 0.0)

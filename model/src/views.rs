@@ -338,6 +338,7 @@ views! {
         gpu_reserved: number,
         gpu_reserved_ratio: number,
         default_context: number,
+        request_latency: number,
         decode_efficiency: number,
         token_overhead: number,
         bandwidth_efficiency: number,

@@ -34,6 +34,7 @@ mod hub;
 mod incremental;
 mod json_output;
 mod layering;
+mod low_concurrency;
 mod lsp;
 mod lsp_fuzz;
 mod lsp_hardening;

@@ -795,7 +795,11 @@ fn serving_measurements() {
     assert!(ttft_in >= 80.0, "TTFT inside {ttft_in:.1} %");
     let (n, queued, queued_in) = get("ttft_load");
     assert_eq!(n, 11, "first tokens of bursts queued in the server");
-    assert!(queued <= 24.0, "queued TTFT median {queued:.1} %");
+    // 24.4 % since closed loops average six waves (was three): S087, 100 prompts at 32
+    // clients, is three waves whose burst weighs a third (-12.4 % -> -31.0 %); the runs of
+    // tests/fixtures/calibration/low_concurrency.csv at 4 to 16 clients want six
+    // (tests/it/low_concurrency.rs). SGLang's request latency moved S109 -79.5 -> -31.3 %.
+    assert!(queued <= 25.0, "queued TTFT median {queued:.1} %");
     assert!(queued_in >= 75.0, "queued TTFT inside {queued_in:.1} %");
     let (_, _, all_in) = get("all");
     assert!(all_in >= 85.0, "all rows inside {all_in:.1} %");

@@ -2420,6 +2420,7 @@ fn serving_inputs(
         preempt: engine
             .preemption
             .map_or(pooled.preempt, |preempt| preempt == YesNo::Yes),
+        request_latency: engine.request_latency.unwrap_or(pooled.request_latency),
     };
     let model = inputs.model;
     let (expert_share, expert_pick) = expert_shares(model);
