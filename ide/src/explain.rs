@@ -598,10 +598,17 @@ fn assumptions(
         && gpu.unified_memory()
         && let Some(memory) = gpu.as_gpu().memory
     {
-        out.push(format!(
-            "unified memory: macOS lets the GPU wire about {:.0} % of it by default (recommendedMaxWorkingSetSize)",
-            unified_memory_share(memory) * 100.0
-        ));
+        match gpu.as_gpu().system_reserved {
+            Some(reserved) => out.push(format!(
+                "unified memory: the system keeps {} of the {} the driver reports (stdlib `system_reserved`); an engine that allocates its share at startup holds all of it",
+                crate::units::Quantity::bytes(reserved as i128).display(),
+                crate::units::Quantity::bytes(gpu.as_gpu().visible_memory.unwrap_or(memory) as i128).display()
+            )),
+            None => out.push(format!(
+                "unified memory: macOS lets the GPU wire about {:.0} % of it by default (recommendedMaxWorkingSetSize)",
+                unified_memory_share(memory) * 100.0
+            )),
+        }
     }
     out.push(format!(
         "runtime overhead is the {} engine's model (docs/estimation.md), paid on every GPU",

@@ -242,6 +242,7 @@ figures! {
     quant_support_advice: String, FieldTy::Str, &["quant", "gpu", "engine"], "weight formats that run natively on the GPU, and GPUs that run the format natively";
     gpu_layers: f64, FieldTy::Number, OFFLOAD, "layers on the GPUs: all of them unless `offload = auto` keeps some in system RAM; 0 with `gpu = cpu`";
     offloaded: bool, FieldTy::Predicate, OFFLOAD, "`offload = auto` keeps some layers in system RAM, run on the CPU";
+    engine_holds_share: bool, FieldTy::Predicate, FIT, "on a unified-memory GPU whose system keeps part of the pool (`system_reserved`), the engine allocates its whole share at startup: `memory_per_gpu` is that share, `usable_memory` what the system leaves";
     gpu_share: f64, FieldTy::Ratio, OFFLOAD, "share of the deployment's memory on the GPUs, as `ollama ps` prints it (1: \"100% GPU\"; 0.82: \"18%/82% CPU/GPU\"; 0 with `gpu = cpu`)";
     gpu_max_context: f64, FieldTy::Q(Dim::TOKENS), FIT, "largest context that keeps every layer on the GPUs (with `offload = auto`, or an engine that offloads on its own), capped at the model's window";
     host_memory: f64, FieldTy::Q(Dim::BYTES), OFFLOAD, "bytes in system RAM: offloaded layers with their KV cache and the input embeddings; everything with `gpu = cpu`; 0 otherwise";

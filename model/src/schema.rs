@@ -697,6 +697,18 @@ const GPU: &[FieldSpec] = &[
         "memory technology: `hbm` parts are not saturated by one decode stream",
     ),
     f(
+        "system_reserved",
+        FieldTy::Q(Dim::BYTES),
+        "unified memory the operating system, page cache and other processes keep (a CUDA unified-memory machine such as GB10): engines' shares are of `visible_memory` and must fit in the rest",
+    )
+    .valid(Valid::NonNegative),
+    f(
+        "visible_memory",
+        FieldTy::Q(Dim::BYTES),
+        "the memory the driver reports as the GPU's total, when below `memory` (GB10: 121.69 GiB of 128)",
+    )
+    .valid(Valid::Positive),
+    f(
         "family",
         FieldTy::Symbol(GPU_FAMILIES),
         "product line, which picks the speed fit (`geforce`: FP32-accumulate tensor figures)",

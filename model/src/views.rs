@@ -241,6 +241,8 @@ views! {
         gpus_per_node: number,
         node_link: number,
         memory_kind: symbol MemoryKind,
+        system_reserved: number,
+        visible_memory: number,
         family: symbol GpuFamily,
     }
 

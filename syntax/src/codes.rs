@@ -142,6 +142,8 @@ codes! {
         "built-in rule: the engine would run out of memory capturing CUDA graphs on top of its share of the GPU";
     FitTightFit = "deploy::fit::tight_fit",
         "built-in rule: the deployment fits with under 10 % to spare";
+    FitUnifiedMemoryTight = "deploy::fit::unified_memory_tight",
+        "built-in rule: on unified memory the system shares, the engine's share leaves the system under 10 %";
     FitOffloaded = "deploy::fit::offloaded",
         "built-in rule: some layers run on the CPU from system RAM (offload = auto, or Ollama's own split)";
     FitContextExceedsModel = "deploy::fit::context_exceeds_model",

@@ -55,4 +55,5 @@ mod simulator;
 mod solve;
 mod speed_accuracy;
 mod suggestions;
+mod unified;
 mod versions;

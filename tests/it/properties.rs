@@ -130,6 +130,7 @@ setter!(
         quant_runs_on_gpu,
         quant_emulated,
         offloaded,
+        engine_holds_share,
         starts,
         no_kv_budget,
         context_exceeds_kv_capacity,

@@ -442,6 +442,11 @@ struct Memory {
     /// An engine with `placement = ollama`: Ollama's estimate decides the fit and the
     /// layer split ([`OllamaSetup`]).
     ollama: Option<OllamaSetup>,
+    /// On a unified-memory GPU whose system keeps part of the pool (`system_reserved`), an
+    /// engine that allocates its share at startup (`startup_check`) holds that whole share
+    /// of the GPU's `visible_memory`, whatever the deployment needs; `usable` is then what
+    /// the system leaves.
+    engine_share: Option<f64>,
 }
 
 /// What Ollama's memory estimate reads of a deployment, all but the context and the
@@ -586,6 +591,14 @@ impl Memory {
         if let Some(setup) = &self.ollama {
             return setup.run(context, seqs, count).per_gpu_full;
         }
+        if let Some(share) = self.engine_share {
+            return self.need_per_gpu(context, seqs, count).max(share);
+        }
+        self.need_per_gpu(context, seqs, count)
+    }
+
+    /// What the weights, KV cache and engine memory need per GPU.
+    fn need_per_gpu(&self, context: f64, seqs: f64, count: f64) -> f64 {
         let stages = self.plan.stages.max(1.0);
         (self.weights / count + self.kv_total(context, seqs) * self.kv_share) / stages
             + self.plan.expert_extra
@@ -792,6 +805,20 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         Some(_) => ollama_free(inputs).map(f64::floor),
         None => usable,
     };
+    // A unified-memory GPU whose system keeps part of the pool: the engine's share is of the
+    // memory the driver reports, and what the system leaves bounds it.
+    let system = unified_system(inputs);
+    let (usable, engine_share, gpu_memory) = match system {
+        Some((visible, free)) if ollama.is_none() && !inputs.on_cpu() => {
+            let share = (visible * utilization).floor();
+            if parts.startup_check {
+                (Some(free.floor()), Some(share), Some(free))
+            } else {
+                (Some(share.min(free).floor()), None, Some(free))
+            }
+        }
+        _ => (usable, None, gpu_memory),
+    };
     Ok(Memory {
         plan,
         weights,
@@ -813,7 +840,20 @@ fn memory(inputs: &Inputs<'_, '_>) -> Result<Memory, EvalError> {
         embeddings: matrix,
         output: matrix,
         ollama,
+        engine_share,
     })
+}
+
+/// A unified-memory GPU with `system_reserved`: the memory its driver reports (its
+/// `visible_memory`, else its `memory`) and what the system leaves of it.
+fn unified_system(inputs: &Inputs<'_, '_>) -> Option<(f64, f64)> {
+    let gpu = inputs.gpu.as_gpu();
+    if !inputs.gpu.unified_memory() {
+        return None;
+    }
+    let reserved = gpu.system_reserved?;
+    let visible = gpu.visible_memory.or(gpu.memory)?;
+    Some((visible, (visible - reserved).max(0.0)))
 }
 
 /// Whether Ollama's estimate places the layers: an engine with `placement = ollama` on
@@ -853,6 +893,9 @@ fn ollama_kv_bytes(bytes: f64) -> f64 {
 /// the driver and other processes hold (`gpu_reserved` + `gpu_reserved_ratio`).
 fn ollama_free(inputs: &Inputs<'_, '_>) -> Option<f64> {
     let memory = inputs.gpu.as_gpu().memory?;
+    if let Some((_, free)) = unified_system(inputs) {
+        return Some(free);
+    }
     if inputs.gpu.unified_memory() {
         return Some(memory * unified_memory_share(memory));
     }
@@ -1166,7 +1209,8 @@ impl Memory {
     /// The startup of the engine on one GPU, when the GPU's usable memory is known.
     /// Offloaded and CPU deployments have no startup check.
     fn startup(&self, context: f64, seqs: f64, count: f64, checked: bool) -> Option<Startup> {
-        let usable = self.usable?;
+        // The engine sizes its KV cache in its own share, even where the system leaves less.
+        let usable = self.engine_share.or(self.usable)?;
         let kv_budget = usable - self.weights / count - self.overhead;
         let kv_capacity = if kv_budget > 0.0 {
             largest_context(|c| self.kv_total(c, 1.0) * self.kv_share <= kv_budget)
@@ -1174,7 +1218,7 @@ impl Memory {
             0.0
         };
         let outside = self.engine.graphs_outside();
-        let need = self.per_gpu(context, seqs, count);
+        let need = self.need_per_gpu(context, seqs, count);
         let filled = if self.engine.startup_check {
             need.max(usable)
         } else {
@@ -1194,7 +1238,14 @@ impl Memory {
             })
         } else if self.engine.startup_check && context > kv_capacity {
             Some(StartupFailure::ContextExceedsKvCapacity)
-        } else if outside > 0.0 && outside > room {
+        } else if outside > 0.0
+            && outside > room
+            // A share larger than the unified memory the system leaves is the plain
+            // `does_not_fit` (its help names the memory_utilization that fits).
+            && self
+                .engine_share
+                .is_none_or(|share| self.usable.is_none_or(|free| share <= free))
+        {
             Some(StartupFailure::CudaGraphsOom)
         } else {
             None
@@ -1530,6 +1581,7 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
             host_memory: Ok(self.host_bytes),
             offloaded: Ok(self.placement.is_some()),
             gpu_share: Ok(self.gpu_share),
+            engine_holds_share: Ok(mem.engine_share.is_some()),
             host_usable_memory: self
                 .host_memory
                 .ok_or_else(|| missing("the deployment's host has no `memory`".to_string())),
@@ -1761,6 +1813,45 @@ fn engine_figures(
 fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) -> String {
     let seqs = inputs.seqs as f64;
     let context = inputs.context as f64;
+    if let (Some(share), Some((visible, free))) = (mem.engine_share, unified_system(inputs))
+        && share > usable * TIGHT_ABOVE
+        && visible > 0.0
+        && share <= usable
+    {
+        let keep = ((free * TIGHT_ABOVE - mem.engine.graphs_outside()) / visible * 100.0).floor();
+        return format!(
+            "memory_utilization = {keep}% keeps 10 % of the {} of unified memory the system leaves on {} free: {} holds its whole share of the {} the driver reports from startup",
+            Quantity::bytes(free as i128).display(),
+            inputs.gpu_name,
+            inputs.engine_name,
+            Quantity::bytes(visible as i128).display()
+        );
+    }
+    if let (Some(share), Some((visible, free))) = (mem.engine_share, unified_system(inputs))
+        && share > usable
+        && visible > 0.0
+    {
+        let need = mem.need_per_gpu(context, seqs, inputs.count as f64);
+        // CUDA graphs captured outside the share need their room too.
+        let most = ((free - mem.engine.graphs_outside()) / visible * 100.0).floor();
+        let least = (need / visible * 100.0).ceil();
+        return if least <= most {
+            format!(
+                "memory_utilization = {most}% or less: {} keeps its share of {}'s {} of unified memory at startup, and the system leaves {}",
+                inputs.engine_name,
+                inputs.gpu_name,
+                Quantity::bytes(visible as i128).display(),
+                Quantity::bytes(free as i128).display()
+            )
+        } else {
+            format!(
+                "the deployment needs {} and {} leaves {} of unified memory beside the system: a smaller quant or a shorter context",
+                Quantity::bytes(need as i128).display(),
+                inputs.gpu_name,
+                Quantity::bytes(free as i128).display()
+            )
+        };
+    }
     if largest >= 1.0 {
         // Written as the user would write the field: whole kibi-tokens when possible.
         let tokens = if largest >= 1024.0 {
