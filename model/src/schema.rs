@@ -598,6 +598,12 @@ const ARCH: &[FieldSpec] = &[
         "share of the tensor peaks the best matrix multiplies reach on this architecture's GPUs, for a GPU that records no `bf16_mamf` (default 80.3%)",
     )
     .valid(Valid::Share),
+    f(
+        "decode_splits",
+        FieldTy::Number,
+        "serving engines' decode attention on this architecture: context splits per sequence and KV head (one thread block each); with fewer blocks than the GPU's `sms`, the KV cache is read at that share of the bandwidth (absent: enough blocks to fill the GPU)",
+    )
+    .valid(Valid::Positive),
 ];
 
 const GPU: &[FieldSpec] = &[
@@ -1062,6 +1068,11 @@ const ENGINE: &[FieldSpec] = &[
         "the context per sequence of a deployment that writes none (Ollama's num_ctx default); absent: the model's window",
     )
     .valid(Valid::Whole { min: 1, max: MAX_COUNT }),
+    f(
+        "split_kv_decode",
+        FieldTy::Symbol(YES_NO),
+        "serving kernels: `yes`: its decode attention splits the context over thread blocks as needed (TurboMind's split-K, TensorRT-LLM's multi-block mode, FlashInfer), so an architecture's `decode_splits` does not limit it (default `no`)",
+    ),
     f(
         "request_latency",
         FieldTy::Q(Dim::SECONDS),

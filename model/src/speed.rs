@@ -494,6 +494,14 @@ pub struct Serving {
     /// memory says: the simulator admits requests only while their KV fits (a benchmark's
     /// burst runs fewer at once than `seqs` when the cache is small).
     pub kv_tokens: Option<f64>,
+    /// The decode attention's parallelism, where the architecture limits it (its
+    /// `decode_splits`): the GPU's streaming multiprocessors, the KV heads one GPU holds
+    /// per sequence and the context splits per sequence and head. A decode step's
+    /// attention runs one thread block per sequence, KV head and split; with fewer blocks
+    /// than multiprocessors, the KV is read at that share of the bandwidth.
+    pub attention_units: Option<f64>,
+    pub kv_heads_per_gpu: Option<f64>,
+    pub decode_splits: Option<f64>,
 }
 
 /// The simulator's two runs of a serving deployment: its capacity (the deployment's
@@ -940,7 +948,21 @@ impl<'a> StepModel<'a> {
             * (serving.kv_global * decode_context
                 + serving.kv_local * decode_context.min(serving.kv_window));
         let weights_time = (dense + experts / engine.moe_bandwidth_efficiency) / eta;
-        let kv_time = kv / eta;
+        // Few sequences over few KV heads leave most multiprocessors idle while the KV is
+        // read.
+        let occupancy = match (
+            serving.attention_units,
+            serving.kv_heads_per_gpu,
+            serving.decode_splits,
+        ) {
+            (Some(units), Some(heads), Some(splits))
+                if units > 0.0 && heads > 0.0 && splits > 0.0 && decode > 0.0 =>
+            {
+                (decode * heads * splits / units).clamp(0.05, 1.0)
+            }
+            _ => 1.0,
+        };
+        let kv_time = kv / (eta * occupancy);
         let matmul_time = self
             .matmul_rate
             .map(|rate| {

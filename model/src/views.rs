@@ -206,6 +206,7 @@ views! {
         weight_only: symbol YesNo,
         serving_efficiency: number,
         matmul_share: number,
+        decode_splits: number,
     }
 
     /// A GPU (`gpu`), or the host's CPU (`device = cpu`).
@@ -341,6 +342,7 @@ views! {
         gpu_reserved_ratio: number,
         default_context: number,
         request_latency: number,
+        split_kv_decode: symbol YesNo,
         decode_efficiency: number,
         token_overhead: number,
         bandwidth_efficiency: number,

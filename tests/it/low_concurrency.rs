@@ -382,3 +382,45 @@ fn first_tokens_at_low_concurrency() {
     );
     assert!(loaded_median <= 0.20, "{loaded_median}\n{table}");
 }
+
+/// One sequence decoding after a long prompt on an A100 (run 102: Qwen3-14B AWQ, 16,000
+/// prompt tokens, vLLM 0.9.1, 20.63 ms per output token): the few thread blocks of its
+/// decode attention read the KV at a fraction of the bandwidth (archs.deploy
+/// `decode_splits`, fitted to this run; in-sample). SGLang's split-KV decode is not
+/// limited so.
+#[test]
+fn long_prompt_decode_on_an_a100() {
+    let dir = scratch("long_prompt_decode");
+    let text = |engine: &str, prompt: u32| {
+        format!(
+            "deployment {engine}_{prompt} {{\n    model   = \"Qwen/Qwen3-14B\"\n    quant   = awq_int4\n    gpu     = a100_sxm4_80gb\n    engine  = {engine}\n    context = 16384\n    workload {{ prompt = {prompt}; output = 200 }}\n}}\n"
+        )
+    };
+    let file = [
+        text("vllm", 16000),
+        text("vllm", 100),
+        text("sglang", 16000),
+    ]
+    .concat();
+    let path = write(&dir, "long.deploy", &file);
+    let all = json(&deployfit(&[
+        "explain",
+        &path.to_string_lossy(),
+        "--format",
+        "json",
+    ]));
+    let tpot = |name: &str| {
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["deployment"] == name)
+            .unwrap()["tpot_s"]
+            .as_f64()
+            .unwrap()
+            * 1000.0
+    };
+    let (long, short, sglang) = (tpot("vllm_16000"), tpot("vllm_100"), tpot("sglang_16000"));
+    assert!((long - 20.63).abs() / 20.63 < 0.15, "{long:.2} ms");
+    assert!(long > 2.0 * short, "{long:.2} vs {short:.2}");
+    assert!(sglang < 0.6 * long, "{sglang:.2} vs {long:.2}");
+}

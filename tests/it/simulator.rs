@@ -459,10 +459,12 @@ fn weight_only_kernels_multiply_below_the_16_bit_rate() {
     // Natively (an H100's FP8 tensor cores) the field plays no part, nor on 16-bit weights.
     assert_close(prefill(5), prefill(6), 1e-9);
     assert_close(prefill(7), bf16, 1e-9);
-    // One request decoding reads the weights: FP8's bytes, not its multiplies, decide.
+    // One request decoding reads the weights: FP8's bytes, not its multiplies, decide
+    // (beside the same KV of the 6,000-token prompt, which an A100 reads with few thread
+    // blocks: archs.deploy `decode_splits`).
     let decode = |i| figure(&report, i, "decode_tps");
     assert_close(decode(1), decode(2), 0.01);
-    assert!(decode(1) > 1.5 * decode(0), "{} {}", decode(1), decode(0));
+    assert!(decode(1) > 1.4 * decode(0), "{} {}", decode(1), decode(0));
     // Explain says where it applies.
     let said = |i: usize| report[i]["assumptions"].to_string();
     for (i, quant) in [(1, "fp8"), (3, "awq_int4")] {

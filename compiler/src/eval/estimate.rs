@@ -2567,6 +2567,18 @@ fn serving_inputs(
         decode_context,
         parallel: parallel_inputs(inputs),
         drafter: drafter_inputs(inputs, mem),
+        // MLA's latent cache has no KV heads to spread blocks over; its decode kernels
+        // (FlashMLA) split the context themselves.
+        attention_units: inputs
+            .gpu
+            .as_gpu()
+            .sms
+            .filter(|_| attention != Attention::Mla),
+        kv_heads_per_gpu: mem.kv_heads_per_gpu,
+        decode_splits: inputs
+            .arch
+            .and_then(|arch| arch.as_arch().decode_splits)
+            .filter(|_| engine.split_kv_decode != Some(YesNo::Yes)),
         batch_tokens: batch_tokens(inputs),
         scheduling: match engine.scheduling {
             Some(schema::Scheduling::PrefillFirst) => speed::Scheduling::PrefillFirst,
