@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{deployfit, json, scratch, write};
+use common::{deployfit, explanation, json, scratch, write};
 
 /// (row, model, quant, chip, prompt tokens, measured decode tok/s).
 const MLX: &[(u32, &str, &str, &str, u32, f64)] = &[
@@ -191,13 +191,9 @@ fn mlx_decode_on_apple_silicon() {
         "--format",
         "json",
     ]));
-    let all = all.as_array().expect("an array");
     let (mut errors, mut inside, mut table) = (Vec::new(), 0, String::new());
     for (row, model, quant, chip, _, measured) in MLX {
-        let d = all
-            .iter()
-            .find(|d| d["deployment"] == format!("row_{row}"))
-            .unwrap_or_else(|| panic!("row {row}"));
+        let d = explanation(&all, &format!("row_{row}"));
         let (tps, low, high) = (
             d["decode_tps"].as_f64().expect("decode"),
             d["decode_tps_low"].as_f64().expect("low"),

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{deployfit, json, scratch, write};
+use common::{deployfit, explanation, json, scratch, write};
 
 /// (run, engine, model, quant, gpu, count, prompt, output, varied lengths, clients,
 /// measured mean TTFT ms). SGLang's `bench_serving --dataset-name random` draws lengths
@@ -350,13 +350,9 @@ fn first_tokens_at_low_concurrency() {
         "--format",
         "json",
     ]));
-    let all = all.as_array().expect("an array");
     let (mut loaded, mut single, mut table) = (Vec::new(), Vec::new(), String::new());
     for (run, engine, model, _, gpu, _, _, _, _, clients, measured) in RUNS {
-        let d = all
-            .iter()
-            .find(|d| d["deployment"] == format!("run_{run}"))
-            .unwrap_or_else(|| panic!("run {run}"));
+        let d = explanation(&all, &format!("run_{run}"));
         let ttft = d["ttft_s"].as_f64().expect("ttft") * 1000.0;
         let error = (ttft - measured) / measured;
         if *clients > 1 {
@@ -409,16 +405,7 @@ fn long_prompt_decode_on_an_a100() {
         "--format",
         "json",
     ]));
-    let tpot = |name: &str| {
-        all.as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["deployment"] == name)
-            .unwrap()["tpot_s"]
-            .as_f64()
-            .unwrap()
-            * 1000.0
-    };
+    let tpot = |name: &str| explanation(&all, name)["tpot_s"].as_f64().unwrap() * 1000.0;
     let (long, short, sglang) = (tpot("vllm_16000"), tpot("vllm_100"), tpot("sglang_16000"));
     assert!((long - 20.63).abs() / 20.63 < 0.15, "{long:.2} ms");
     assert!(long > 2.0 * short, "{long:.2} vs {short:.2}");

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{codes, deployfit, json, scratch, write};
+use common::{codes, deployfit, deployment_figures as figures, json, scratch, write};
 use serde_json::Value;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -18,17 +18,6 @@ fn check(name: &str, text: &str) -> Value {
         "--format",
         "json",
     ]))
-}
-
-fn figures<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["deployments"]
-        .as_array()
-        .expect("deployments")
-        .iter()
-        .find(|d| d["name"] == name)
-        .unwrap_or_else(|| panic!("no deployment {name}: {report}"))
-        .get("figures")
-        .expect("figures")
 }
 
 fn number(f: &Value, key: &str) -> f64 {

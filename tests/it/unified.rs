@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{codes, deployfit, json, scratch, write};
+use common::{codes, deployfit, deployment_figures, json, scratch, write};
 
 #[test]
 fn a_spark_share_that_leaves_the_system_too_little_is_not_comfortable() {
@@ -44,15 +44,7 @@ deployment llama {
         "--format",
         "json",
     ]));
-    let figures = |name: &str| {
-        report["deployments"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["name"] == name)
-            .unwrap()["figures"]
-            .clone()
-    };
+    let figures = |name: &str| deployment_figures(&report, name).clone();
     // 80 % of the 121.69 GiB CUDA reports is 97.35 GiB held from startup, of the 105.19 GiB
     // the system leaves: tight, whatever the model needs.
     let at_80 = figures("at_80");

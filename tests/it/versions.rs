@@ -3,8 +3,7 @@
 
 use crate::common;
 
-use common::{codes, deployfit, json, scratch, write};
-use serde_json::Value;
+use common::{codes, deployfit, diagnostic, explanation, json, scratch, write};
 
 const FILE: &str = r#"
 // «vLLM» as a user pins it: a V0 release, a current one, and one that is not a release
@@ -46,29 +45,16 @@ deployment wrong {
 }
 "#;
 
-fn explained(path: &str) -> Vec<Value> {
-    json(&deployfit(&["explain", path, "--format", "json"]))
-        .as_array()
-        .expect("an array")
-        .clone()
-}
-
-fn by_name<'a>(all: &'a [Value], name: &str) -> &'a Value {
-    all.iter()
-        .find(|d| d["deployment"] == name)
-        .unwrap_or_else(|| panic!("no {name}"))
-}
-
 #[test]
 fn a_version_selects_the_release_entry_and_its_behaviour() {
     let dir = scratch("engine_versions");
     let path = write(&dir, "versions.deploy", FILE);
     let path = path.to_string_lossy();
-    let all = explained(&path);
+    let all = json(&deployfit(&["explain", &path, "--format", "json"]));
     let (old, current, unpinned) = (
-        by_name(&all, "old"),
-        by_name(&all, "current"),
-        by_name(&all, "unpinned"),
+        explanation(&all, "old"),
+        explanation(&all, "current"),
+        explanation(&all, "unpinned"),
     );
     assert_eq!(old["engine_release"], "vllm_v0", "{old}");
     assert!(current.get("engine_release").is_none(), "{current}");
@@ -81,12 +67,7 @@ fn a_version_selects_the_release_entry_and_its_behaviour() {
     // Not a release: a diagnostic on the string, with the form to write.
     let report = json(&deployfit(&["check", &path, "--format", "json"]));
     assert!(codes(&report).contains(&"deploy::field::invalid_id".to_string()));
-    let diag = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == "deploy::field::invalid_id")
-        .unwrap();
+    let diag = diagnostic(&report, "deploy::field::invalid_id");
     assert!(
         diag["help"]
             .as_str()

@@ -63,6 +63,17 @@ pub fn explanation<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_j
         .unwrap_or_else(|| panic!("no explanation of {name}: {report}"))
 }
 
+/// The figures of one deployment in a `check --format json` report, panicking with the
+/// report when it has none.
+pub fn deployment_figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    &report["deployments"]
+        .as_array()
+        .expect("a deployments array")
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("no deployment {name}: {report}"))["figures"]
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
