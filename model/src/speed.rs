@@ -440,6 +440,16 @@ pub const DEFAULT_BATCH_TOKENS: f64 = 8192.0;
 /// over the flat 65 µs and 20 µs per doubling on the hold-outs
 /// (docs/calibration-serving.md).
 pub const SERVING_ALL_REDUCE_LATENCY: f64 = 32.5e-6;
+/// The same for a small all-reduce (at most [`SMALL_ALL_REDUCE_BYTES`]: a decode step of a
+/// few sequences), which the engines run as a one-shot kernel over NVLink (vLLM's and
+/// SGLang's custom all-reduce) instead of NCCL's rings: 12 µs per doubling, fitted to the
+/// single-sequence decodes of large models on 8 × A100, H100 and B200 in
+/// tests/fixtures/calibration/low_concurrency.csv (runs 110, 128, 132, 145;
+/// docs/calibration-serving.md, "Small all-reduces").
+pub const SMALL_ALL_REDUCE_LATENCY: f64 = 12e-6;
+/// Message size up to which an all-reduce is small: 256 KiB, 16 tokens of an 8192-wide
+/// model in 16 bits.
+pub const SMALL_ALL_REDUCE_BYTES: f64 = 262_144.0;
 /// The 10th and 90th percentiles of measured / predicted (as speeds) on held-out rows
 /// (serving.csv with one GPU family left out of the fit, and GPUStack's pages, never
 /// fitted; docs/calibration-serving.md): the ranges printed beside output throughput, time
@@ -745,7 +755,12 @@ fn tensor_parallel_time(
         return 0.0;
     }
     let across = parallel.gpus_per_node.is_some_and(|node| count > node);
-    let rounds = SERVING_ALL_REDUCE_LATENCY * count.log2();
+    let per_round = if tokens * hidden * ACTIVATION_BYTES <= SMALL_ALL_REDUCE_BYTES && !across {
+        SMALL_ALL_REDUCE_LATENCY
+    } else {
+        SERVING_ALL_REDUCE_LATENCY
+    };
+    let rounds = per_round * count.log2();
     let (bandwidth, latency) = if across {
         (
             parallel.node_link.min(link),
@@ -1090,19 +1105,27 @@ mod tests {
     /// of two one, four two (the previous flat fit's 65 µs).
     #[test]
     fn all_reduce_latency_grows_with_the_rounds_of_the_group() {
+        // A large message (64 tokens of an 8192-wide model) takes NCCL's rounds.
         let time = |count: f64| {
-            tensor_parallel_time(&Parallel::NONE, count, 1.0, 1.0, 1.0, 1e15, false) / 2.0
+            tensor_parallel_time(&Parallel::NONE, count, 64.0, 8192.0, 1.0, 1e18, false) / 2.0
         };
         assert_eq!(time(1.0), 0.0);
         assert!((time(2.0) - 32.5e-6).abs() < 1e-9, "{}", time(2.0));
         assert!((time(4.0) - 65e-6).abs() < 1e-9, "{}", time(4.0));
+        // One token's is the one-shot kernel's.
+        let small = tensor_parallel_time(&Parallel::NONE, 8.0, 1.0, 8192.0, 1.0, 1e18, false) / 2.0;
+        assert!(
+            (small - 3.0 * SMALL_ALL_REDUCE_LATENCY).abs() < 1e-9,
+            "{small}"
+        );
         assert!((time(8.0) / time(2.0) - 3.0).abs() < 1e-6);
         // Across nodes (four GPUs per node) the network round is added.
         let nodes = Parallel {
             gpus_per_node: Some(4.0),
+            node_link: 1e18,
             ..Parallel::NONE
         };
-        let across = tensor_parallel_time(&nodes, 8.0, 1.0, 1.0, 1.0, 1e15, false) / 2.0;
+        let across = tensor_parallel_time(&nodes, 8.0, 64.0, 8192.0, 1.0, 1e18, false) / 2.0;
         assert!((across - time(8.0) - NODE_ALL_REDUCE_LATENCY).abs() < 1e-9);
     }
 }

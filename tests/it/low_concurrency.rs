@@ -411,3 +411,60 @@ fn long_prompt_decode_on_an_a100() {
     assert!(long > 2.0 * short, "{long:.2} vs {short:.2}");
     assert!(sglang < 0.6 * long, "{sglang:.2} vs {long:.2}");
 }
+
+/// One sequence of a large model on eight GPUs: its decode step's all-reduces are small
+/// (the one-shot kernel's latency, `SMALL_ALL_REDUCE_LATENCY`, fitted to these four runs:
+/// in-sample). SGLang at one client, runs 110, 128, 132 and 145.
+#[test]
+fn single_sequence_decode_of_large_models_on_eight_gpus() {
+    let runs: &[(u32, &str, &str, &str, f64)] = &[
+        (
+            110,
+            "deepseek-ai/DeepSeek-R1-0528",
+            "fp8_block",
+            "b200",
+            9.16,
+        ),
+        (
+            128,
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "bf16",
+            "a100_sxm4_80gb",
+            18.63,
+        ),
+        (132, "MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm5", 8.05),
+        (
+            145,
+            "Qwen/Qwen3-235B-A22B-Instruct-2507",
+            "bf16",
+            "b200",
+            10.12,
+        ),
+    ];
+    let file: String = runs
+        .iter()
+        .map(|(run, model, quant, gpu, _)| {
+            format!(
+                "deployment run_{run} {{\n    model   = \"{model}\"\n    quant   = {quant}\n    gpu     = {gpu}\n    count   = 8\n    engine  = sglang\n    context = 8192\n    workload {{ prompt = 500; output = 500; lengths = varied }}\n}}\n"
+            )
+        })
+        .collect();
+    let dir = scratch("small_all_reduce");
+    let path = write(&dir, "eight.deploy", &file);
+    let all = json(&deployfit(&[
+        "explain",
+        &path.to_string_lossy(),
+        "--format",
+        "json",
+    ]));
+    for (run, model, _, gpu, measured) in runs {
+        let tpot = explanation(&all, &format!("run_{run}"))["tpot_s"]
+            .as_f64()
+            .unwrap()
+            * 1000.0;
+        assert!(
+            (tpot - measured).abs() / measured < 0.2,
+            "{model} on 8 × {gpu}: {tpot:.2} ms, measured {measured}"
+        );
+    }
+}

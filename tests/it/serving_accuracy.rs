@@ -787,7 +787,12 @@ fn serving_measurements() {
     );
     let (n, tpot, tpot_in) = get("tpot");
     assert_eq!(n, 20);
-    assert!(tpot <= 12.5, "TPOT median {tpot:.1} %");
+    // 14.2 % since a decode step's small all-reduces take the one-shot kernel's 12 µs per
+    // doubling (fitted to single-sequence decodes of large models on 8 GPUs,
+    // tests/fixtures/calibration/low_concurrency.csv): S075/S076 (LMDeploy, Llama-2-70B on
+    // 4 × A100, one sequence) go from -11/-14 % to +12/+17 %, S116/S117 (GLM-5.2 on 8 × B300,
+    // one sequence) from -56/+151 % to -18/+32 %.
+    assert!(tpot <= 14.5, "TPOT median {tpot:.1} %");
     assert!(tpot_in >= 70.0, "TPOT inside {tpot_in:.1} %");
     let (n, ttft, ttft_in) = get("ttft_single");
     assert_eq!(n, 7);
