@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{deployfit, explanation, json, scratch, write};
+use common::{explain_text, explanation};
 
 /// (row, model, quant, chip, prompt tokens, measured decode tok/s).
 const MLX: &[(u32, &str, &str, &str, u32, f64)] = &[
@@ -183,14 +183,7 @@ fn mlx_decode_on_apple_silicon() {
             prompt + 128
         ));
     }
-    let dir = scratch("apple_mlx");
-    let path = write(&dir, "mlx.deploy", &text);
-    let all = json(&deployfit(&[
-        "explain",
-        &path.to_string_lossy(),
-        "--format",
-        "json",
-    ]));
+    let all = explain_text("apple_mlx", "mlx.deploy", &text);
     let (mut errors, mut inside, mut table) = (Vec::new(), 0, String::new());
     for (row, model, quant, chip, _, measured) in MLX {
         let d = explanation(&all, &format!("row_{row}"));

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{deployfit, explanation, json, scratch, write};
+use common::{explain_text, explanation};
 
 /// (run, engine, model, quant, gpu, count, prompt, output, varied lengths, clients,
 /// measured mean TTFT ms). SGLang's `bench_serving --dataset-name random` draws lengths
@@ -342,14 +342,7 @@ fn first_tokens_at_low_concurrency() {
             "deployment run_{run} {{\n    model   = \"{model}\"\n    quant   = {quant}\n    gpu     = {gpu}\n    count   = {count}\n    engine  = {engine}\n    context = {context}\n    seqs    = {clients}\n    workload {{ prompt = {prompt}; output = {output}{lengths} }}\n}}\n"
         ));
     }
-    let dir = scratch("low_concurrency");
-    let path = write(&dir, "runs.deploy", &text);
-    let all = json(&deployfit(&[
-        "explain",
-        &path.to_string_lossy(),
-        "--format",
-        "json",
-    ]));
+    let all = explain_text("low_concurrency", "runs.deploy", &text);
     let (mut loaded, mut single, mut table) = (Vec::new(), Vec::new(), String::new());
     for (run, engine, model, _, gpu, _, _, _, _, clients, measured) in RUNS {
         let d = explanation(&all, &format!("run_{run}"));
@@ -386,7 +379,6 @@ fn first_tokens_at_low_concurrency() {
 /// limited so.
 #[test]
 fn long_prompt_decode_on_an_a100() {
-    let dir = scratch("long_prompt_decode");
     let text = |engine: &str, prompt: u32| {
         format!(
             "deployment {engine}_{prompt} {{\n    model   = \"Qwen/Qwen3-14B\"\n    quant   = awq_int4\n    gpu     = a100_sxm4_80gb\n    engine  = {engine}\n    context = 16384\n    workload {{ prompt = {prompt}; output = 200 }}\n}}\n"
@@ -398,13 +390,7 @@ fn long_prompt_decode_on_an_a100() {
         text("sglang", 16000),
     ]
     .concat();
-    let path = write(&dir, "long.deploy", &file);
-    let all = json(&deployfit(&[
-        "explain",
-        &path.to_string_lossy(),
-        "--format",
-        "json",
-    ]));
+    let all = explain_text("long_prompt_decode", "long.deploy", &file);
     let tpot = |name: &str| explanation(&all, name)["tpot_s"].as_f64().unwrap() * 1000.0;
     let (long, short, sglang) = (tpot("vllm_16000"), tpot("vllm_100"), tpot("sglang_16000"));
     assert!((long - 20.63).abs() / 20.63 < 0.15, "{long:.2} ms");
@@ -449,14 +435,7 @@ fn single_sequence_decode_of_large_models_on_eight_gpus() {
             )
         })
         .collect();
-    let dir = scratch("small_all_reduce");
-    let path = write(&dir, "eight.deploy", &file);
-    let all = json(&deployfit(&[
-        "explain",
-        &path.to_string_lossy(),
-        "--format",
-        "json",
-    ]));
+    let all = explain_text("small_all_reduce", "eight.deploy", &file);
     for (run, model, _, gpu, measured) in runs {
         let tpot = explanation(&all, &format!("run_{run}"))["tpot_s"]
             .as_f64()

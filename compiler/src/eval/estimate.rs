@@ -564,20 +564,6 @@ impl Memory {
         })
     }
 
-    /// `ollama ps`'s SIZE under `placement = ollama`: every GPU's allocation and what
-    /// overflows to the CPU.
-    fn ollama_total(&self, context: f64, seqs: f64, count: f64) -> Option<f64> {
-        self.ollama
-            .map(|setup| setup.run(context, seqs, count).total)
-    }
-
-    /// The engine's memory beside weights and KV cache per GPU under `placement = ollama`:
-    /// the minimum it keeps free, the buffer layer and the graph.
-    fn ollama_overhead(&self, context: f64, seqs: f64, count: f64) -> Option<f64> {
-        self.ollama
-            .map(|setup| setup.run(context, seqs, count).overhead)
-    }
-
     fn kv_total(&self, context: f64, seqs: f64) -> f64 {
         (self.kv_global * context + self.kv_local * context.min(self.window)) * seqs
     }
@@ -1496,23 +1482,27 @@ impl<'s, 'a, 'db> Sizing<'s, 'a, 'db> {
         let host_memory = inputs.host.and_then(|host| host.memory);
         let per_gpu = placement.map_or_else(|| mem.per_gpu(context, seqs, count), |p| p.per_gpu);
         let kv = mem.kv_total(context, seqs);
-        let total = mem.ollama_total(context, seqs, count).unwrap_or_else(|| {
-            mem.weights
-                + kv
-                + mem.drafter_total(context, seqs)
-                + mem.overhead * count * mem.plan.stages.max(1.0)
-        });
-        let overhead = mem
-            .ollama_overhead(context, seqs, count)
-            .unwrap_or(mem.overhead);
+        // Under `placement = ollama`: `ollama ps`'s SIZE (every GPU's allocation and what
+        // overflows to the CPU) and the memory beside weights and KV cache per GPU (the
+        // minimum, the buffer layer and the graph).
+        let ollama = mem.ollama.map(|setup| setup.run(context, seqs, count));
+        let total = ollama.map_or_else(
+            || {
+                mem.weights
+                    + kv
+                    + mem.drafter_total(context, seqs)
+                    + mem.overhead * count * mem.plan.stages.max(1.0)
+            },
+            |est| est.total,
+        );
+        let overhead = ollama.map_or(mem.overhead, |est| est.overhead);
         // What `ollama ps` prints as the processor split: bytes on the GPUs of all bytes.
         let gpu_share = if inputs.on_cpu() {
             0.0
         } else {
-            match (placement, mem.ollama) {
+            match (placement, ollama) {
                 (None, _) => 1.0,
-                (Some(_), Some(setup)) => {
-                    let est = setup.run(context, seqs, count);
+                (Some(_), Some(est)) => {
                     if est.total > 0.0 {
                         est.vram / est.total
                     } else {
@@ -1810,47 +1800,58 @@ fn engine_figures(
 /// The concrete change that makes a deployment fit, or gives it room: a shorter
 /// context when one fits, else the tensor-parallel count whose share of the weights
 /// fits, else a larger GPU.
+/// On unified memory the system shares, the `memory_utilization` that leaves the system room:
+/// 10 % of what it leaves when the engine's share fills more than 90 % of it, or the most
+/// that fits when the share exceeds it; `None` when the share is not the problem.
+fn unified_share_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64) -> Option<String> {
+    let share = mem.engine_share?;
+    let (visible, free) = unified_system(inputs)?;
+    if visible <= 0.0 || share <= usable * TIGHT_ABOVE {
+        return None;
+    }
+    let bytes = |b: f64| Quantity::bytes(b as i128).display();
+    // CUDA graphs captured outside the share need their room too.
+    let graphs = mem.engine.graphs_outside();
+    if share <= usable {
+        let keep = ((free * TIGHT_ABOVE - graphs) / visible * 100.0).floor();
+        return Some(format!(
+            "memory_utilization = {keep}% keeps 10 % of the {} of unified memory the system leaves on {} free: {} holds its whole share of the {} the driver reports from startup",
+            bytes(free),
+            inputs.gpu_name,
+            inputs.engine_name,
+            bytes(visible)
+        ));
+    }
+    let need = mem.need_per_gpu(
+        inputs.context as f64,
+        inputs.seqs as f64,
+        inputs.count as f64,
+    );
+    let most = ((free - graphs) / visible * 100.0).floor();
+    let least = (need / visible * 100.0).ceil();
+    Some(if least <= most {
+        format!(
+            "memory_utilization = {most}% or less: {} keeps its share of {}'s {} of unified memory at startup, and the system leaves {}",
+            inputs.engine_name,
+            inputs.gpu_name,
+            bytes(visible),
+            bytes(free)
+        )
+    } else {
+        format!(
+            "the deployment needs {} and {} leaves {} of unified memory beside the system: a smaller quant or a shorter context",
+            bytes(need),
+            inputs.gpu_name,
+            bytes(free)
+        )
+    })
+}
+
 fn fit_advice(inputs: &Inputs<'_, '_>, mem: &Memory, usable: f64, largest: f64) -> String {
     let seqs = inputs.seqs as f64;
     let context = inputs.context as f64;
-    if let (Some(share), Some((visible, free))) = (mem.engine_share, unified_system(inputs))
-        && share > usable * TIGHT_ABOVE
-        && visible > 0.0
-        && share <= usable
-    {
-        let keep = ((free * TIGHT_ABOVE - mem.engine.graphs_outside()) / visible * 100.0).floor();
-        return format!(
-            "memory_utilization = {keep}% keeps 10 % of the {} of unified memory the system leaves on {} free: {} holds its whole share of the {} the driver reports from startup",
-            Quantity::bytes(free as i128).display(),
-            inputs.gpu_name,
-            inputs.engine_name,
-            Quantity::bytes(visible as i128).display()
-        );
-    }
-    if let (Some(share), Some((visible, free))) = (mem.engine_share, unified_system(inputs))
-        && share > usable
-        && visible > 0.0
-    {
-        let need = mem.need_per_gpu(context, seqs, inputs.count as f64);
-        // CUDA graphs captured outside the share need their room too.
-        let most = ((free - mem.engine.graphs_outside()) / visible * 100.0).floor();
-        let least = (need / visible * 100.0).ceil();
-        return if least <= most {
-            format!(
-                "memory_utilization = {most}% or less: {} keeps its share of {}'s {} of unified memory at startup, and the system leaves {}",
-                inputs.engine_name,
-                inputs.gpu_name,
-                Quantity::bytes(visible as i128).display(),
-                Quantity::bytes(free as i128).display()
-            )
-        } else {
-            format!(
-                "the deployment needs {} and {} leaves {} of unified memory beside the system: a smaller quant or a shorter context",
-                Quantity::bytes(need as i128).display(),
-                inputs.gpu_name,
-                Quantity::bytes(free as i128).display()
-            )
-        };
+    if let Some(advice) = unified_share_advice(inputs, mem, usable) {
+        return advice;
     }
     if largest >= 1.0 {
         // Written as the user would write the field: whole kibi-tokens when possible.

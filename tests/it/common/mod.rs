@@ -74,6 +74,18 @@ pub fn deployment_figures<'a>(report: &'a serde_json::Value, name: &str) -> &'a 
         .unwrap_or_else(|| panic!("no deployment {name}: {report}"))["figures"]
 }
 
+/// `deployfit explain --format json` of `text`, written to `file` in a fresh scratch
+/// directory `dir`.
+pub fn explain_text(dir: &str, file: &str, text: &str) -> serde_json::Value {
+    let path = write(&scratch(dir), file, text);
+    json(&deployfit(&[
+        "explain",
+        &path.to_string_lossy(),
+        "--format",
+        "json",
+    ]))
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
 }
