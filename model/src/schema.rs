@@ -459,7 +459,7 @@ symbols! {
     /// Who makes a GPU (gpus' `vendor`).
     Vendor, VENDORS { Nvidia = "nvidia", Amd = "amd", Apple = "apple", Intel = "intel" }
     /// How a GPU talks to its peers (gpus' `interconnect`).
-    Interconnect, INTERCONNECTS { Nvlink = "nvlink", Pcie = "pcie", Unified = "unified" }
+    Interconnect, INTERCONNECTS { Nvlink = "nvlink", Xgmi = "xgmi", Pcie = "pcie", Unified = "unified" }
     /// A model's attention (models' `attention`).
     Attention, ATTENTION { Mha = "mha", Gqa = "gqa", Mla = "mla", Hybrid = "hybrid" }
     /// A weight format's family (quants' `kind`).
@@ -682,7 +682,7 @@ const GPU: &[FieldSpec] = &[
     f(
         "link_bandwidth",
         FieldTy::Q(Dim::BANDWIDTH),
-        "GPU-to-GPU bandwidth in each direction (half NVLink's bidirectional total)",
+        "GPU-to-GPU bandwidth in each direction (half NVLink's bidirectional total; on `xgmi`, of one peer link)",
     )
     .valid(Valid::Positive),
     f(

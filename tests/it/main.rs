@@ -10,6 +10,7 @@ mod common;
 mod lsp_support;
 
 mod action;
+mod amd_mesh;
 mod apple;
 mod calibration;
 mod ci_formats;

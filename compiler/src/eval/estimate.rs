@@ -1959,6 +1959,11 @@ pub const AMORTISATION_HOURS: f64 = 3.0 * 8760.0;
 /// NVLink bandwidth assumed per direction when an NVLink GPU lists none: NVLink 3 on the
 /// A100, 600 GB/s bidirectional.
 pub const DEFAULT_NVLINK_BANDWIDTH: f64 = 300e9;
+/// One xGMI (Infinity Fabric) link's usable bandwidth in each direction on an `xgmi` GPU
+/// that states no `link_bandwidth`: 48 GB/s of its rated 64, after CRC and protocol
+/// overhead (AMD ROCm blog, "Understanding RCCL Bandwidth and xGMI Performance on AMD
+/// Instinct MI300X", 2025-03-02, rocm.blogs.amd.com/software-tools-optimization/mi300x-rccl-xgmi).
+pub const DEFAULT_XGMI_LINK_BANDWIDTH: f64 = 48e9;
 
 /// The hourly price of one GPU: its cloud price, else its launch price amortised.
 pub fn hourly_price(gpu: &Entry<'_>) -> Option<f64> {
@@ -2060,6 +2065,24 @@ fn no_speed(figures: &mut Figures, why: EvalError) {
     figures.bound = Err(why);
 }
 
+/// A tensor-parallel group's GPU-to-GPU bandwidth in each direction. NVLink and PCIe
+/// GPUs each send through one switch port (`link_bandwidth`); an `xgmi` GPU sits in a
+/// fully connected mesh with one link to each peer, so a group of `count` GPUs sends over
+/// `count - 1` of them (docs/language.md, `interconnect`).
+fn group_link_bandwidth(gpu: &deployfit_model::views::Gpu, count: u64) -> f64 {
+    match gpu.interconnect {
+        Some(Interconnect::Xgmi) => {
+            let per_node = gpu.gpus_per_node.map_or(u64::MAX, |n| n.max(1.0) as u64);
+            let peers = count.clamp(2, per_node.max(2)) - 1;
+            gpu.link_bandwidth.unwrap_or(DEFAULT_XGMI_LINK_BANDWIDTH) * peers as f64
+        }
+        Some(Interconnect::Nvlink) => gpu.link_bandwidth.unwrap_or(DEFAULT_NVLINK_BANDWIDTH),
+        _ => gpu
+            .link_bandwidth
+            .unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
+    }
+}
+
 /// The speed model's inputs at memory bandwidth `bandwidth`, and the context decode
 /// reads the KV of on average.
 fn speed_inputs(
@@ -2075,13 +2098,7 @@ fn speed_inputs(
     let on_cpu = inputs.on_cpu();
     let host = inputs.host.unwrap_or_default();
     let unified = gpu.unified_memory();
-    let link = gpu.as_gpu().link_bandwidth.unwrap_or(
-        if gpu.as_gpu().interconnect == Some(Interconnect::Nvlink) {
-            DEFAULT_NVLINK_BANDWIDTH
-        } else {
-            speed::DEFAULT_LINK_BANDWIDTH
-        },
-    );
+    let link = group_link_bandwidth(gpu.as_gpu(), inputs.count);
     let params = model.as_model().params.unwrap_or(mem.weights * 2.0);
     let context = inputs.context as f64;
     let prompt = inputs.prompt.unwrap_or_else(|| DEFAULT_PROMPT.min(context));
