@@ -42,6 +42,31 @@ GPU = {
     "RTX4090": "rtx_4090",
 }
 
+# The GPU-to-GPU network between instances (GPUDirect RDMA over EFA or InfiniBand) that a
+# provider states for an instance type: (provider, instance) -> (Gb/s per instance, source).
+# An offer with it may hold a tensor-parallel group across whole instances, its all-reduces
+# timed over the `network` per GPU (docs/cost.md). Instances not listed state none.
+NETWORK = {
+    ("aws", "p4d.24xlarge"): (400, "aws.amazon.com/ec2/instance-types/p4/: p4d.24xlarge, 400 Gbps networking with EFA and GPUDirect RDMA"),
+    ("aws", "p4de.24xlarge"): (400, "aws.amazon.com/ec2/instance-types/p4/: p4de.24xlarge, 400 Gbps networking with EFA and GPUDirect RDMA"),
+    ("aws", "p5.48xlarge"): (3200, "aws.amazon.com/ec2/instance-types/p5/: p5.48xlarge, 3200 Gbps EFAv2 with GPUDirect RDMA"),
+    ("aws", "p5en.48xlarge"): (3200, "aws.amazon.com/ec2/instance-types/p5/: p5en.48xlarge, 3200 Gbps EFAv3 with GPUDirect RDMA"),
+    ("azure", "Standard_ND96asr_v4"): (1600, "learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nda100v4-series: 8 x 200 Gb/s HDR InfiniBand, one per GPU, GPUDirect RDMA"),
+    ("azure", "Standard_ND96amsr_A100_v4"): (1600, "learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndma100v4-series: 8 x 200 Gb/s HDR InfiniBand, one per GPU, GPUDirect RDMA"),
+    ("azure", "Standard_ND96isr_H100_v5"): (3200, "learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndh100v5-series: 8 x 400 Gb/s NDR InfiniBand, one per GPU, GPUDirect RDMA"),
+}
+
+
+def network(row, count):
+    """The offer's `network` per GPU in GB/s (as written) and its source, or None."""
+    entry = NETWORK.get((row["provider"], row["instance_type"]))
+    if entry is None:
+        return None
+    gbits, source = entry
+    per_gpu = gbits / count / 8
+    text = f"{per_gpu:g} GB/s"
+    return text, f"{source} ({gbits} Gb/s over {count} GPUs = {text} per GPU each way)"
+
 
 def catalog_gpu(row):
     """The catalog entry of a row, with the reason when the GPU column is ambiguous."""
@@ -119,6 +144,9 @@ def generate():
             body.append(f"// note: {row['notes'].strip()}")
         if why:
             body.append(f"// gpu: {why}")
+        net = network(row, int(row["gpu_count"]))
+        if net:
+            body.append(f"// network: {net[1]}")
         body.append(f"offer {name} {{")
         fields = [
             ("name", f'"{row["provider"]} {display}"'),
@@ -131,6 +159,8 @@ def generate():
         if row["spot_price_usd_per_hour"].strip():
             fields.append(("spot", money(row["spot_price_usd_per_hour"])))
         fields.append(("region", f'"{row["region"]}"'))
+        if net:
+            fields.append(("network", net[0]))
         width = max(len(k) for k, _ in fields)
         for key, value in fields:
             body.append(f"    {key.ljust(width)} = {value}")

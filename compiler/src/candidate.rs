@@ -390,7 +390,7 @@ fn with_figure_fields(
 }
 
 /// The fix for a tensor-parallel group no offer holds in one instance.
-const GROUP_HELP: &str = "lower `count` to the GPUs one instance holds and add `replicas` or `pipeline` stages (their traffic may cross instances), declare an `offer` whose instance holds the whole group, or write `pricing = owned`";
+const GROUP_HELP: &str = "lower `count` to the GPUs one instance holds and add `replicas` or `pipeline` stages (their traffic may cross instances), declare an `offer` whose instance holds the whole group or that states the `network` between its instances, or write `pricing = owned`";
 
 /// Cloud pricing asked for in writing (`pricing = cloud`, or a `provider`, `region`,
 /// `offer` or `spot`), and no offer rents the GPU: said once, on the first such field,

@@ -426,13 +426,20 @@ fn pricing_assumptions(setup: &Setup) -> Vec<String> {
             rental.offer,
             setup.gpu,
         ));
-        out.push(if setup.count > 1 {
-            format!(
-                "each tensor-parallel group of {} × {} is rented in one instance, whose GPU links its all-reduces use as the speeds assume; offers of fewer GPUs per instance are not candidates (docs/cost.md)",
+        out.push(match rental.network {
+            Some(network) if setup.count > 1 => format!(
+                "each tensor-parallel group of {} × {} spans {} instances of {} over the offer's stated network, {:.2} GB/s per GPU each way, which its all-reduces cross in the speeds; an offer whose instance holds the whole group would be preferred (docs/cost.md)",
+                setup.count,
+                setup.gpu,
+                setup.count.div_ceil(rental.gpus_per_instance.max(1)),
+                rental.gpus_per_instance,
+                network / 1e9
+            ),
+            _ if setup.count > 1 => format!(
+                "each tensor-parallel group of {} × {} is rented in one instance, whose GPU links its all-reduces use as the speeds assume; offers of fewer GPUs per instance, unless they state a `network`, are not candidates (docs/cost.md)",
                 setup.count, setup.gpu
-            )
-        } else {
-            return out;
+            ),
+            _ => return out,
         });
     }
     if let Some(owned) = &setup.owned {

@@ -1299,6 +1299,12 @@ const OFFER: &[FieldSpec] = &[
     )
     .valid(Valid::Positive),
     f("region", FieldTy::Str, "the region the prices are for"),
+    f(
+        "network",
+        FieldTy::Q(Dim::BANDWIDTH),
+        "GPU-to-GPU network between instances, per GPU and direction (EFA, InfiniBand with GPUDirect RDMA): a tensor-parallel group may then span whole instances, its all-reduces timed over it",
+    )
+    .valid(Valid::Positive),
 ];
 
 /// `owned { ... }` in a deployment: what owning the GPUs costs per hour (docs/cost.md).

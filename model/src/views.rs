@@ -398,6 +398,8 @@ views! {
         price: number,
         spot: number,
         region: text,
+        /// Bytes per second per GPU, each way, between instances.
+        network: number,
     }
 }
 

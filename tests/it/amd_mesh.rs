@@ -61,7 +61,10 @@ fn deployment(run: u32, batch: u64) -> String {
 fn tensor_parallel_over_infinity_fabric_matches_the_published_runs() {
     let rows = runs();
     assert_eq!(rows.len(), 9);
-    let text: String = rows.iter().map(|&(run, batch, _)| deployment(run, batch)).collect();
+    let text: String = rows
+        .iter()
+        .map(|&(run, batch, _)| deployment(run, batch))
+        .collect();
     let report = explain_text("amd_mesh", "mi300x.deploy", &text);
     let mut errors = Vec::new();
     let mut inside = 0;
@@ -75,7 +78,9 @@ fn tensor_parallel_over_infinity_fabric_matches_the_published_runs() {
             e["throughput_tps_high"].as_f64().unwrap(),
         );
         let error = (predicted - measured) / measured * 100.0;
-        println!("run {run} batch {batch}: measured {measured}, predicted {predicted:.0} ({error:+.1} %), range {low:.0}-{high:.0}");
+        println!(
+            "run {run} batch {batch}: measured {measured}, predicted {predicted:.0} ({error:+.1} %), range {low:.0}-{high:.0}"
+        );
         errors.push(error.abs());
         inside += usize::from(low <= measured && measured <= high);
     }

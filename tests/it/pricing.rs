@@ -541,3 +541,73 @@ fn no_plan_rents_a_tensor_parallel_group_across_instances() {
         "{diag}"
     );
 }
+
+/// An offer that states the GPU-to-GPU network between its instances (`network`: AWS's
+/// EFA, Azure's InfiniBand) may hold a tensor-parallel group across whole instances; the
+/// group's all-reduces are then timed over that network, so the plan is timed as it is
+/// priced (issue 35). AWS p4de.24xlarge states 400 Gb/s for 8 A100s, 6.25 GB/s per GPU,
+/// a quarter of the 25 GB/s a DGX A100's own InfiniBand gives each GPU.
+#[test]
+fn a_tensor_parallel_group_spans_instances_only_over_a_stated_network() {
+    let dir = scratch("pricing_network");
+    let body = |name: &str, extra: &str| {
+        format!(
+            "deployment {name} {{\n    model    = \"meta-llama/Llama-3.1-405B-Instruct\"\n    quant    = bf16\n    context  = 8k\n    seqs     = 16\n    engine   = vllm\n    gpu      = \"A100 SXM4 80GB\"\n    count    = 16\n{extra}    workload {{\n        prompt = 1000\n        output = 500\n    }}\n}}\n"
+        )
+    };
+    let text = format!(
+        "// Zwei Instanzen — 两台实例\n\
+         /// The same eight GPUs rented from a colocation provider that states no network.\n\
+         offer colo_8x_a100 {{\n    name  = \"colo 8 × A100 — ü\"\n    gpu   = a100_sxm4_80gb\n    gpus  = 8\n    price = $12/h\n}}\n\
+         /// And one that states 200 Gb/s per GPU.\n\
+         offer colo_8x_a100_ib {{\n    name    = \"colo 8 × A100 IB\"\n    gpu     = a100_sxm4_80gb\n    gpus    = 8\n    price   = $14/h\n    network = 25 GB/s\n}}\n\
+         {}{}{}{}",
+        body("on_aws", "    pricing  = cloud\n    provider = aws\n"),
+        body("owned", "    pricing  = owned\n"),
+        body(
+            "colo_no_network",
+            "    pricing  = cloud\n    offer    = colo_8x_a100\n"
+        ),
+        body(
+            "colo_infiniband",
+            "    pricing  = cloud\n    offer    = colo_8x_a100_ib\n"
+        ),
+    );
+    let path = write(&dir, "span.deploy", &text);
+    let all = explain(&path);
+    let aws = by_name(&all, "on_aws");
+    assert_eq!(
+        (aws["offer"].as_str(), aws["instances"].as_u64()),
+        (Some("aws_p4de_24xlarge"), Some(2)),
+        "{aws}"
+    );
+    let said = aws["assumptions"].to_string();
+    assert!(
+        said.contains(
+            "spans 2 instances of 8 over the offer's stated network, 6.25 GB/s per GPU each way"
+        ),
+        "{said}"
+    );
+    // Timed over EFA's 6.25 GB/s per GPU: slower than over the GPU's own 25 GB/s node link
+    // (owned), and the same as a declared offer at that 25 GB/s within rounding.
+    let tpot = |name: &str| by_name(&all, name)["tpot_s"].as_f64().unwrap();
+    assert!(
+        tpot("on_aws") > tpot("owned") * 1.05,
+        "{} vs {}",
+        tpot("on_aws"),
+        tpot("owned")
+    );
+    assert!((tpot("colo_infiniband") - tpot("owned")).abs() < 1e-9 * tpot("owned").max(1.0));
+    let ib = by_name(&all, "colo_infiniband");
+    assert_eq!(ib["instances"], 2, "{ib}");
+    // An offer that states no network does not rent the group across its instances.
+    let none = by_name(&all, "colo_no_network");
+    assert!(none["cost_per_hour_usd"].is_null(), "{none}");
+    // `check` says so with the fix.
+    let report = json(&deployfit(&["check", &path, "--format", "json"]));
+    let text = report.to_string();
+    assert!(
+        text.contains("states the `network` between its instances"),
+        "{text}"
+    );
+}

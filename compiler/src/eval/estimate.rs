@@ -167,6 +167,14 @@ pub struct Rental {
     #[serde(rename = "instance_price_usd_per_hour")]
     pub instance_price_per_hour: f64,
     pub spot: bool,
+    /// The offer's `network` (bytes per second per GPU, each way) when the tensor-parallel
+    /// group spans its instances and all-reduces over it; absent when one instance holds
+    /// the group.
+    #[serde(
+        rename = "network_bytes_per_second",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub network: Option<f64>,
 }
 
 /// A host machine's figures, in bytes and bytes per second.
@@ -2077,9 +2085,7 @@ fn group_link_bandwidth(gpu: &deployfit_model::views::Gpu, count: u64) -> f64 {
             gpu.link_bandwidth.unwrap_or(DEFAULT_XGMI_LINK_BANDWIDTH) * peers as f64
         }
         Some(Interconnect::Nvlink) => gpu.link_bandwidth.unwrap_or(DEFAULT_NVLINK_BANDWIDTH),
-        _ => gpu
-            .link_bandwidth
-            .unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
+        _ => gpu.link_bandwidth.unwrap_or(speed::DEFAULT_LINK_BANDWIDTH),
     }
 }
 
@@ -2723,20 +2729,41 @@ fn batch_tokens(inputs: &Inputs<'_, '_>) -> f64 {
 /// node size and network (`gpus_per_node`, `node_link`), expert parallelism.
 fn parallel_inputs(inputs: &Inputs<'_, '_>) -> speed::Parallel {
     let plan = inputs.plan;
+    // A group rented across instances all-reduces over the offer's network.
+    let (gpus_per_node, node_link) = match group_rental(inputs) {
+        Some((gpus, network)) => (Some(gpus as f64), network),
+        None => (
+            inputs.gpu.as_gpu().gpus_per_node,
+            inputs
+                .gpu
+                .as_gpu()
+                .node_link
+                .unwrap_or(speed::DEFAULT_NODE_LINK),
+        ),
+    };
     speed::Parallel {
         stages: plan.pipeline.max(1) as f64,
-        gpus_per_node: inputs.gpu.as_gpu().gpus_per_node,
-        node_link: inputs
-            .gpu
-            .as_gpu()
-            .node_link
-            .unwrap_or(speed::DEFAULT_NODE_LINK),
+        gpus_per_node,
+        node_link,
         expert_parallel: plan.expert_parallel,
         experts_active: inputs.model.as_model().experts_active.unwrap_or(1.0),
         prompt: inputs
             .prompt
             .unwrap_or_else(|| DEFAULT_PROMPT.min(inputs.context as f64)),
     }
+}
+
+/// When the deployment's cloud rental spans instances (`pricing = cloud` over an offer
+/// that states its `network`): the GPUs per instance and that network, which the
+/// tensor-parallel group's all-reduces cross. The rental is the one `cost_per_hour`
+/// prices, so a plan is timed as it is priced.
+fn group_rental(inputs: &Inputs<'_, '_>) -> Option<(u64, f64)> {
+    let pricing = inputs.pricing.as_ref()?;
+    if pricing.mode != PricingMode::Cloud {
+        return None;
+    }
+    let rental = rent(inputs, pricing).ok()?;
+    Some((rental.gpus_per_instance, rental.network?))
 }
 
 /// The drafter of `speculative { }` as the speed model reads it: per drafted token, the
@@ -2926,20 +2953,28 @@ pub fn holds_tensor_group(gpus: u64, count: u64) -> bool {
     gpus >= count.max(1)
 }
 
+/// Whether a tensor-parallel group of `count` may span whole instances of `gpus` GPUs over
+/// an offer's stated `network`: the group fills each instance it uses.
+pub fn spans_instances(gpus: u64, count: u64, network: Option<f64>) -> bool {
+    network.is_some() && gpus >= 1 && count > gpus && count.is_multiple_of(gpus)
+}
+
 /// An offer a configuration can rent: its name, entry, price per instance per second (on
 /// demand or spot) and GPUs per instance.
 pub type RentableOffer<'a, 'db> = (&'a str, &'a Entry<'db>, f64, u64);
 
 /// The offers among `offers` (already those that carry the GPU) that have a price and hold
 /// a tensor-parallel group of `count` in one instance, and the most GPUs per instance of
-/// the priced ones (0 when none has a price). A group is never rented across instances:
-/// its all-reduces would cross the network between machines, which no offer states and
-/// the speeds do not time (docs/cost.md). The rental of one deployment and the fleet
-/// solver's options both read it.
+/// the priced ones (0 when none has a price). A group is rented across instances only
+/// with `span` and over an offer that states its `network`, whose instances it fills; one
+/// deployment's rental then times its all-reduces over that network ([`group_rental`]).
+/// The fleet solver, whose units are timed per GPU and count before an offer is chosen,
+/// passes `span = false` (docs/cost.md).
 pub fn rentable_offers<'a, 'db>(
     offers: impl IntoIterator<Item = (&'a str, &'a Entry<'db>)>,
     spot: bool,
     count: u64,
+    span: bool,
 ) -> (Vec<RentableOffer<'a, 'db>>, u64) {
     let priced: Vec<RentableOffer<'a, 'db>> = offers
         .into_iter()
@@ -2952,7 +2987,10 @@ pub fn rentable_offers<'a, 'db>(
     let largest = priced.iter().map(|&(.., gpus)| gpus).max().unwrap_or(0);
     let held = priced
         .into_iter()
-        .filter(|&(.., gpus)| holds_tensor_group(gpus, count))
+        .filter(|&(_, offer, _, gpus)| {
+            holds_tensor_group(gpus, count)
+                || (span && spans_instances(gpus, count, offer.as_offer().network))
+        })
         .collect();
     (held, largest)
 }
@@ -2972,7 +3010,15 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
             .filter(|(_, offer)| offer_gpu_matches(offer, inputs.gpu, inputs.gpu_name)),
         pricing.spot,
         inputs.count,
+        true,
     );
+    // One instance that holds the group is preferred to a cheaper span over the network.
+    let whole = candidates
+        .iter()
+        .any(|&(.., gpus)| holds_tensor_group(gpus, inputs.count));
+    let candidates = candidates
+        .into_iter()
+        .filter(|&(.., gpus)| !whole || holds_tensor_group(gpus, inputs.count));
     let mut best: Option<(f64, Rental)> = None;
     for (name, offer, rate, gpus) in candidates {
         let instances = instances_needed(inputs.count, inputs.plan.pipeline, inputs.replicas, gpus);
@@ -3004,6 +3050,10 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
                     instance_price: rate,
                     instance_price_per_hour: crate::units::per_hour(rate),
                     spot: pricing.spot,
+                    network: offer
+                        .as_offer()
+                        .network
+                        .filter(|_| !holds_tensor_group(gpus, inputs.count)),
                 },
             ));
         }
@@ -3017,7 +3067,7 @@ pub fn rent(inputs: &Inputs<'_, '_>, pricing: &Pricing<'_, '_>) -> Result<Rental
         let spot = if pricing.spot { " at a spot price" } else { "" };
         if largest > 0 {
             return missing(format!(
-                "{NO_OFFER}{filters} holds a tensor-parallel group of {} × `{}` in one instance{spot} (the largest rents {largest} per instance), and a group is not split across instances: its all-reduces would cross the network between them (docs/cost.md); use `count = {largest}`{} with more `replicas` or `pipeline` stages, or a GPU an offer rents {} at a time",
+                "{NO_OFFER}{filters} holds a tensor-parallel group of {} × `{}` in one instance{spot} (the largest rents {largest} per instance), and a group spans instances only over a `network` its offer states, filling each instance: its all-reduces cross that network (docs/cost.md); use `count = {largest}`{} with more `replicas` or `pipeline` stages, or a GPU an offer rents {} at a time",
                 inputs.count,
                 inputs.gpu_name,
                 if largest > 1 { " or fewer" } else { "" },

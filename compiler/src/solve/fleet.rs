@@ -722,6 +722,7 @@ fn units_for(
                 gpu_offers.iter().copied(),
                 settings.spot,
                 count,
+                false,
             );
             for (name, offer, rate, per) in rentable {
                 let (replicas, instances) = if count <= per {
