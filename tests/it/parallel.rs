@@ -103,18 +103,14 @@ fn pipeline_across_nodes_is_slower_than_tensor_parallel_in_a_node() {
 #[test]
 fn tensor_parallel_across_nodes_pays_the_network() {
     let dir = scratch("parallel-nodes");
-    // The same GPU in a 16-GPU node: only where the all-reduces run differs.
+    // The same GPU in a 16-GPU node: only where the all-reduces run differs. Owned GPUs:
+    // a cloud rental of 16 would span two 8-GPU instances over their stated network for
+    // both (tests/it/pricing.rs).
     let mut text = String::from("gpu big_node extends h100_sxm5 {\n    gpus_per_node = 16\n}\n");
-    text.push_str(&deployment(
-        "across",
-        "llama_3_1_405b",
-        "bf16",
-        8,
-        "    count = 16\n",
-    ));
+    let extra = "    count = 16\n    pricing = owned\n";
+    text.push_str(&deployment("across", "llama_3_1_405b", "bf16", 8, extra));
     text.push_str(
-        &deployment("inside", "llama_3_1_405b", "bf16", 8, "    count = 16\n")
-            .replace("h100_sxm5", "big_node"),
+        &deployment("inside", "llama_3_1_405b", "bf16", 8, extra).replace("h100_sxm5", "big_node"),
     );
     std::fs::write(dir.join("plan.deploy"), &text).unwrap();
     let check = deployfit_in(&dir, &["check", "plan.deploy", "--format", "json"]);
