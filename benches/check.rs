@@ -235,6 +235,7 @@ fn hardening() {
     let options = HumanOptions {
         color: false,
         width: 100,
+        quiet: false,
     };
     for format in [OutputFormat::Json, OutputFormat::Human] {
         let start = Instant::now();

@@ -18,6 +18,14 @@ use commands::EXIT_USAGE;
     about = "Deployments as code: check LLM serving configurations for fit, speed and cost"
 )]
 struct Cli {
+    /// When to colour the output: `auto` (a terminal, and NO_COLOR unset or empty),
+    /// `always` or `never`.
+    #[arg(long, value_enum, global = true, default_value_t = commands::ColorChoice::Auto)]
+    color: commands::ColorChoice,
+    /// Print only what is asked for: diagnostics without the per-deployment summary and
+    /// totals lines, and no notices on standard error.
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -58,6 +66,16 @@ enum Command {
     Lsp(commands::lsp::CmdArgs),
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt(commands::fmt::CmdArgs),
+    /// Print a shell's completion script for deployfit (bash, zsh, fish, elvish,
+    /// powershell) on standard output.
+    Completions(commands::completions::CmdArgs),
+    /// Print deployfit's man page (roff) on standard output: `deployfit man > deployfit.1`.
+    Man(commands::completions::ManArgs),
+}
+
+/// The command-line definition, for the completion scripts and the man page.
+pub(crate) fn command_definition() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// `eprintln!` for what deployfit tells the user on stderr: the text quotes paths, names
@@ -65,7 +83,9 @@ enum Command {
 /// escaped ([`render::terminal_text`]), never sent raw to the terminal.
 macro_rules! say {
     ($($arg:tt)*) => {
-        eprintln!("{}", render::terminal_text(&format!($($arg)*)))
+        if !crate::commands::quiet() {
+            eprintln!("{}", render::terminal_text(&format!($($arg)*)))
+        }
     };
 }
 
@@ -81,6 +101,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    commands::set_output_options(cli.color, cli.quiet);
     if !matches!(cli.command, Command::Lsp(_)) {
         quiet_on_closed_pipe();
         // A Hugging Face id that neither the catalog, the registry nor the local cache
@@ -102,13 +123,15 @@ fn main() -> ExitCode {
         Command::Hardware(args) => commands::hardware::run(args),
         Command::Lsp(args) => commands::lsp::run(args),
         Command::Fmt(args) => commands::fmt::run(args),
+        Command::Completions(args) => commands::completions::run(args),
+        Command::Man(args) => commands::completions::run_man(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
             // Messages quote what the user typed and what files hold: hidden characters
             // are shown escaped, never sent raw to the terminal.
-            say!("error: {message}");
+            eprintln!("{}", render::terminal_text(&format!("error: {message}")));
             ExitCode::from(EXIT_USAGE)
         }
     }

@@ -407,6 +407,19 @@ impl Workspace {
         Ok(file)
     }
 
+    /// A `.deploy` text that did not come from a file (`deployfit check -` reads standard
+    /// input), under the name `path`: decoded as [`Self::load`] decodes a file (at most
+    /// [`crate::files::MAX_FILE_BYTES`]), its imports read from disk.
+    pub fn load_bytes(&mut self, path: &Path, bytes: Vec<u8>) -> Result<SourceFile, ReadError> {
+        if bytes.len() as u64 > files::MAX_FILE_BYTES {
+            return Err(ReadError::TooLarge(bytes.len() as u64));
+        }
+        let (text, invalid) = decode(bytes);
+        let file = self.set_file_checked(path, text, invalid);
+        self.load_imports(file);
+        Ok(file)
+    }
+
     /// Reads from disk every file reachable through imports that is not loaded yet;
     /// unreadable ones stay absent, with the reason kept for the import's diagnostic.
     /// Paths that are not `.deploy` files are never read.

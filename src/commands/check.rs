@@ -5,7 +5,8 @@ use super::*;
 // The arguments of `deployfit check`.
 #[derive(Args)]
 pub struct CmdArgs {
-    /// Files or directories (searched recursively for *.deploy). Default: the current directory.
+    /// Files or directories (searched recursively for *.deploy), or `-` for standard
+    /// input (named `<stdin>` in the report). Default: the current directory.
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -36,6 +37,9 @@ pub fn run(args: CmdArgs) -> Result<u8, String> {
     };
     check(paths, format, deny.contains(&Deny::Warnings), mode)
 }
+
+/// The name standard input has in reports (`deployfit check -`).
+const STDIN_NAME: &str = "<stdin>";
 
 /// What `check` does with the structured fixes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,7 +90,21 @@ fn check(
     deny_warnings: bool,
     fixing: Fixing,
 ) -> Result<u8, String> {
-    let files = collect(paths)?;
+    let stdin = paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && paths.len() > 1 {
+        return Err("`-` (standard input) is checked on its own: pass no other paths".into());
+    }
+    if stdin && fixing != Fixing::No {
+        return Err(
+            "`--fix` and `--diff` rewrite files: save standard input to a `.deploy` file first"
+                .into(),
+        );
+    }
+    let files = if stdin {
+        vec![PathBuf::from(STDIN_NAME)]
+    } else {
+        collect(paths)?
+    };
     if fixing != Fixing::No {
         let mut workspace = Workspace::new();
         let loaded = load_all(&mut workspace, &files)?;
@@ -114,7 +132,20 @@ fn check(
     }
     let mut workspace = Workspace::new();
     let mut loaded = Vec::new();
-    for path in &files {
+    if stdin {
+        let mut bytes = Vec::new();
+        std::io::Read::take(
+            std::io::stdin().lock(),
+            deployfit_host::files::MAX_FILE_BYTES + 1,
+        )
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+        let file = workspace
+            .load_bytes(Path::new(STDIN_NAME), bytes)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        loaded.push(file);
+    }
+    for path in files.iter().filter(|_| !stdin) {
         let file = workspace
             .load(path)
             .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
@@ -151,12 +182,16 @@ fn check(
         Format::Rdjson => OutputFormat::Rdjson,
     };
     let stdout = std::io::stdout();
-    let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = use_color(stdout.is_terminal());
     let text = render::render(
         format,
         &report,
         files.len(),
-        HumanOptions { color, width: 100 },
+        HumanOptions {
+            color,
+            width: 100,
+            quiet: quiet(),
+        },
     );
     let mut lock = stdout.lock();
     lock.write_all(text.as_bytes())

@@ -56,7 +56,14 @@ pub struct CmdArgs {
     pub here: bool,
     #[arg(long, value_enum, default_value_t = TableFormat::Table)]
     pub format: TableFormat,
+    /// List every GPU in the table (default: the first 20 in the `--sort` order, the rest
+    /// counted; `--format json` always has every one).
+    #[arg(long)]
+    pub all: bool,
 }
+
+/// Rows the `gpus` table shows without `--all`.
+const TOP_ROWS: usize = 20;
 
 pub fn run(args: CmdArgs) -> Result<u8, String> {
     let CmdArgs {
@@ -78,6 +85,7 @@ pub fn run(args: CmdArgs) -> Result<u8, String> {
         file,
         here,
         format,
+        all,
     } = args;
     gpus(
         deployfit_host::query::GpusRequest {
@@ -107,6 +115,7 @@ pub fn run(args: CmdArgs) -> Result<u8, String> {
             max_memory,
             file,
             here,
+            limit: (!all).then_some(TOP_ROWS),
         },
         format,
     )
@@ -119,6 +128,8 @@ struct GpusArgs {
     max_memory: Option<String>,
     file: Option<PathBuf>,
     here: bool,
+    /// Table rows shown (`None`: all).
+    limit: Option<usize>,
 }
 
 fn gpus(
@@ -163,7 +174,10 @@ fn gpus(
     };
     match format {
         TableFormat::Json => print_json(&report)?,
-        TableFormat::Table => print!("{}", render::terminal_text(&tables::gpus(&report))),
+        TableFormat::Table => print!(
+            "{}",
+            render::terminal_text(&tables::gpus(&report, args.limit))
+        ),
     }
     Ok(0)
 }

@@ -2,6 +2,7 @@
 //! more and renders the host's answer. What several commands share lives here.
 
 pub mod check;
+pub mod completions;
 pub mod explain;
 pub mod export;
 pub mod fmt;
@@ -15,7 +16,7 @@ pub mod models;
 pub mod report;
 pub mod solve;
 
-pub(crate) use std::io::{IsTerminal, Write};
+pub(crate) use std::io::{IsTerminal, Read, Write};
 pub(crate) use std::path::{Path, PathBuf};
 
 pub(crate) use clap::{Args, ValueEnum};
@@ -71,6 +72,41 @@ pub(crate) enum Weights {
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub(crate) enum Deny {
     Warnings,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+static OUTPUT_OPTIONS: std::sync::OnceLock<(ColorChoice, bool)> = std::sync::OnceLock::new();
+
+/// Records the global `--color` and `--quiet` once, at start-up.
+pub(crate) fn set_output_options(color: ColorChoice, quiet: bool) {
+    let _ = OUTPUT_OPTIONS.set((color, quiet));
+}
+
+/// `-q`: only what was asked for.
+pub(crate) fn quiet() -> bool {
+    OUTPUT_OPTIONS.get().is_some_and(|&(_, quiet)| quiet)
+}
+
+/// Whether to colour what goes to a stream: `--color always` / `never`, else a terminal
+/// and `NO_COLOR` unset or empty (no-color.org).
+pub(crate) fn use_color(is_terminal: bool) -> bool {
+    match OUTPUT_OPTIONS
+        .get()
+        .map_or(ColorChoice::Auto, |&(color, _)| color)
+    {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// Exit codes: 0 clean, 1 problems found, 2 usage or I/O error.

@@ -221,7 +221,8 @@ fn tps(value: Option<f64>) -> String {
         .unwrap_or_else(|| "—".into())
 }
 
-pub fn gpus(r: &GpusReport) -> String {
+/// The `gpus` table: the first `limit` rows (all with `None`), the rest counted.
+pub fn gpus(r: &GpusReport, limit: Option<usize>) -> String {
     let mut out = format!(
         "{}: which GPUs run it at {} × {} sequence{} ({} engine)\n\n",
         r.model,
@@ -230,8 +231,8 @@ pub fn gpus(r: &GpusReport) -> String {
         if r.seqs == 1 { "" } else { "s" },
         r.engine
     );
-    let rows: Vec<Vec<String>> = r
-        .rows
+    let shown = limit.unwrap_or(usize::MAX).min(r.rows.len());
+    let rows: Vec<Vec<String>> = r.rows[..shown]
         .iter()
         .map(|f| {
             vec![
@@ -264,6 +265,12 @@ pub fn gpus(r: &GpusReport) -> String {
         &rows,
         &[0, 3, 6],
     ));
+    if shown < r.rows.len() {
+        out.push_str(&format!(
+            "… and {} more; `--all` lists every one\n",
+            r.rows.len() - shown
+        ));
+    }
     let listed = if r.total == r.catalog {
         format!("{} catalog GPUs", r.total)
     } else {

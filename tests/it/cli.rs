@@ -260,3 +260,172 @@ fn a_closed_pipe_ends_every_command_quietly() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// The conventions of issue 36 through the binary: completions, the man page, `check -`,
+/// `lsp --stdio`, `--color`, `NO_COLOR`, `-q`, and the `gpus` table's top 20.
+mod conventions {
+    use super::common;
+    use common::{deployfit, json, root, stdout};
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    fn run_with_stdin(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> std::process::Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_deployfit"));
+        command
+            .args(args)
+            .current_dir(root())
+            .env_remove("NO_COLOR")
+            .env("HF_HUB_OFFLINE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("the binary runs");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn completions_and_the_man_page_list_every_command() {
+        for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+            let out = deployfit(&["completions", shell]);
+            assert_eq!(out.status.code(), Some(0), "{shell}");
+            let text = stdout(&out);
+            for command in ["check", "explain", "solve", "gpus", "completions"] {
+                assert!(text.contains(command), "{shell} lacks {command}");
+            }
+        }
+        let bash = stdout(&deployfit(&["completions", "bash"]));
+        assert!(
+            bash.contains("--deny") && bash.contains("--color"),
+            "{bash}"
+        );
+        let out = deployfit(&["completions", "tcsh"]);
+        assert_eq!(out.status.code(), Some(2));
+        let man = stdout(&deployfit(&["man"]));
+        assert!(
+            man.starts_with(".ie") || man.contains(".TH deployfit 1"),
+            "{man}"
+        );
+        assert!(
+            man.contains("completions") && man.contains("\\-\\-quiet"),
+            "{man}"
+        );
+    }
+
+    #[test]
+    fn check_reads_standard_input_as_a_file() {
+        let text = std::fs::read(root().join("examples/01-glm4-chat.deploy")).unwrap();
+        let out = run_with_stdin(&["check", "-"], &[], &text);
+        let said = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert!(said.contains("team_chat (<stdin>:4): fits"), "{said}");
+        assert!(said.contains("1 file: 0 errors"), "{said}");
+        // Non-ASCII around a diagnostic: the span lands on the name, after «…» and 中文.
+        let bad = "// «Grüße» 中文\ndeployment chat {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_4909 // ü\n}\n";
+        let out = run_with_stdin(&["check", "-", "--format", "json"], &[], bad.as_bytes());
+        assert_eq!(out.status.code(), Some(1));
+        let report = json(&out);
+        let unknown = common::diagnostic(&report, "deploy::name::unknown");
+        assert_eq!(unknown["file"], "<stdin>");
+        let (start, end) = (
+            unknown["span"]["start"].as_u64().unwrap() as usize,
+            unknown["span"]["end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&bad[start..end], "rtx_4909");
+        assert!(
+            unknown["help"].as_str().unwrap().contains("rtx_4090"),
+            "{unknown}"
+        );
+        // `-` is read alone, and never rewritten.
+        let out = run_with_stdin(&["check", "-", "examples/"], &[], b"");
+        assert_eq!(out.status.code(), Some(2));
+        let out = run_with_stdin(&["check", "-", "--fix"], &[], &text);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("standard input"));
+    }
+
+    #[test]
+    fn the_language_server_accepts_stdio() {
+        use crate::lsp_support::{Options, Session};
+        let mut session = Session::start_with(Options {
+            args: vec!["--stdio"],
+            ..Options::default()
+        });
+        let published = session.open(
+            "file:///tmp/stdio-%C3%BC.deploy",
+            "deployment chat {\n    model = glm4_9b\n    quant = Q4_K_M\n    gpu   = rtx_4909\n}\n",
+        );
+        assert!(
+            published
+                .iter()
+                .any(|d| d["code"] == "deploy::name::unknown"),
+            "{published:?}"
+        );
+        session.finish();
+    }
+
+    #[test]
+    fn colour_follows_the_flag_and_no_color() {
+        let failing = std::fs::read(root().join("examples-failing/too-big.deploy")).unwrap();
+        let coloured = |args: &[&str], env: &[(&str, &str)]| {
+            let out = run_with_stdin(args, env, &failing);
+            String::from_utf8_lossy(&out.stdout).contains('\u{1b}')
+        };
+        // Piped: none by default, with NO_COLOR, or with `never`; `always` colours.
+        assert!(!coloured(&["check", "-"], &[]));
+        assert!(coloured(&["check", "-", "--color", "always"], &[]));
+        assert!(coloured(
+            &["--color=always", "check", "-"],
+            &[("NO_COLOR", "1")]
+        ));
+        assert!(!coloured(&["check", "-", "--color", "never"], &[]));
+        assert!(!coloured(
+            &["check", "-", "--color", "auto"],
+            &[("NO_COLOR", "1")]
+        ));
+        // Machine formats never carry escapes.
+        assert!(!coloured(
+            &["check", "-", "--color", "always", "--format", "json"],
+            &[]
+        ));
+    }
+
+    #[test]
+    fn quiet_prints_only_the_diagnostics() {
+        let out = deployfit(&["-q", "check", "examples/"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            !text.contains("team_chat (examples/01-glm4-chat.deploy:4)"),
+            "{text}"
+        );
+        assert!(!text.contains("13 files"), "{text}");
+        assert!(text.contains("deploy::fit::tight_fit"), "{text}");
+        let loud = stdout(&deployfit(&["check", "examples/"]));
+        assert!(loud.contains("13 files: 0 errors"), "{loud}");
+        // Errors still reach standard error.
+        let out = deployfit(&["-q", "check", "no-such-dir/"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(!out.stderr.is_empty());
+    }
+
+    #[test]
+    fn gpus_shows_the_top_twenty_unless_all() {
+        let top = stdout(&deployfit(&["gpus", "llama_3_1_8b"]));
+        let rows = |text: &str| {
+            text.lines()
+                .filter(|l| l.contains(" GiB ") && l.contains("GB/s"))
+                .count()
+        };
+        assert_eq!(rows(&top), 20, "{top}");
+        assert!(top.contains("more; `--all` lists every one"), "{top}");
+        let all = stdout(&deployfit(&["gpus", "llama_3_1_8b", "--all"]));
+        assert!(rows(&all) > 500, "{}", rows(&all));
+        assert!(!all.contains("`--all` lists every one"));
+        let report = json(&deployfit(&["gpus", "llama_3_1_8b", "--format", "json"]));
+        assert!(report["rows"].as_array().unwrap().len() > 500);
+    }
+}

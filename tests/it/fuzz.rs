@@ -1601,6 +1601,7 @@ fn run_one(state: &mut WorkerState, input: &Input) -> Outcome {
                 HumanOptions {
                     color: false,
                     width: 100,
+                    quiet: false,
                 },
             )
         });

@@ -8,6 +8,8 @@ use crate::diagnostics::{Diagnostic, Severity};
 pub struct HumanOptions {
     pub color: bool,
     pub width: usize,
+    /// Only the diagnostics: no per-deployment summary lines, no totals line (`-q`).
+    pub quiet: bool,
 }
 
 /// Counts per severity: (errors, warnings, infos).

@@ -557,6 +557,9 @@ pub fn render(report: &Report<'_>, files: usize, options: HumanOptions) -> Strin
         }
         out.push('\n');
     }
+    if options.quiet {
+        return out;
+    }
     for summary in report.summaries {
         out.push_str(&summary_line(summary));
         out.push('\n');

@@ -26,6 +26,8 @@ pub struct Options<'a> {
     pub env_remove: Vec<&'a str>,
     /// Where stderr goes (a file), else nowhere.
     pub stderr: Option<&'a Path>,
+    /// Arguments after `lsp` (`--stdio`).
+    pub args: Vec<&'a str>,
 }
 
 impl Session {
@@ -37,6 +39,7 @@ impl Session {
         let mut command = Command::new(env!("CARGO_BIN_EXE_deployfit"));
         command
             .arg("lsp")
+            .args(&options.args)
             // Nothing in the tests reaches the network (docs/hub.md).
             .env("HF_HUB_OFFLINE", "1")
             .stdin(Stdio::piped())
