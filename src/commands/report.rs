@@ -65,6 +65,8 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
     let mut models: BTreeMap<String, Vec<(deployfit_host::db::SourceFile, PathBuf)>> =
         BTreeMap::new();
     let mut quants: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // The engines each model runs on in the report's deployments.
+    let mut engines: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (path, file) in &loaded {
         let diagnostics = workspace.check(*file);
         let summaries = workspace.summaries(*file);
@@ -85,6 +87,10 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
                 let used = quants.entry(e.setup.model.clone()).or_default();
                 if !used.contains(&e.setup.quant) {
                     used.push(e.setup.quant.clone());
+                }
+                let on = engines.entry(e.setup.model.clone()).or_default();
+                if !on.contains(&e.setup.engine) {
+                    on.push(e.setup.engine.clone());
                 }
             }
             let solution = solutions
@@ -117,15 +123,20 @@ fn report(paths: Vec<PathBuf>, output: &Path, top: usize) -> Result<u8, String> 
             other,
         });
     }
-    // The matrix of each model, as `deployfit matrix MODEL --file FILE` with the default
-    // options computes it; computed in the scope of each file that uses the model, and
-    // shown once when they agree.
+    // The matrix of each model, as `deployfit matrix MODEL --file FILE --engine E` computes
+    // it for the one engine the report's deployments run it on (the formats that engine
+    // runs), else over every engine; computed in the scope of each file that uses the
+    // model, and shown once when they agree.
     let mut matrices = Vec::new();
     for (model, users) in &models {
+        let engine = match engines.get(model).map(Vec::as_slice) {
+            Some([one]) => Some(one.clone()),
+            _ => None,
+        };
         let request = deployfit_host::matrix::MatrixRequest {
             model: model.clone(),
             contexts: vec![8 * 1024, 32 * 1024, 128 * 1024],
-            engine: None,
+            engine,
             seqs: 1,
             kv_cache: "fp16".into(),
             theoretical_weights: false,

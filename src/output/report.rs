@@ -72,6 +72,27 @@ pub fn esc(text: &str) -> String {
     out
 }
 
+/// Prose for HTML: [`esc`], then each pair of backticks as `<code>` (messages, helps and
+/// reasons quote names and fixes that way); an unpaired backtick stays as it is.
+pub fn prose(text: &str) -> String {
+    let escaped = esc(text);
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(part);
+            out.push_str("</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 fn bytes(value: f64) -> String {
     Quantity::bytes(value.round() as i128).display()
 }
@@ -148,7 +169,9 @@ svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sa
 ul.misses { margin: 4px 0; padding-left: 20px; }
 footer { color: var(--muted); font-size: 13px; padding-bottom: 32px; }
 nav table td:first-child a { font-weight: 600; }
-td.path { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; }
+td.path, td.mono { white-space: nowrap; }
+details > summary { cursor: pointer; font-weight: 600; margin: 6px 0; }
 a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
 "#;
 
@@ -213,13 +236,13 @@ pub fn html(input: &Input) -> String {
     }
     if !input.models.is_empty() {
         out.push_str(
-            "<section class=\"card models\" id=\"models\">\n<h2>Models by weight format</h2>\n",
+            "<section class=\"card models\" id=\"models\">\n<details>\n<summary>Models by weight format (the matrix of each model)</summary>\n",
         );
-        out.push_str("<p class=\"muted\">As <code>deployfit matrix MODEL</code> prints it: one GPU, 1 sequence, KV fp16, totals over the engines that run each format. Rows in yellow are the formats this report's deployments use.</p>\n");
+        out.push_str("<p class=\"muted\">As <code>deployfit matrix MODEL --engine E</code> prints it: one GPU, 1 sequence, KV fp16, the formats of the one engine this report's deployments run the model on (over every engine that runs each format when they use several). Rows in yellow are the formats the deployments use.</p>\n");
         for (i, model) in input.models.iter().enumerate() {
             matrix(&mut out, i, model);
         }
-        out.push_str("</section>\n");
+        out.push_str("</details>\n</section>\n");
     }
     out.push_str("</main>\n<footer>\n<p>GiB = 2<sup>30</sup> bytes, MiB = 2<sup>20</sup> bytes. Memory is per GPU; speeds are per sequence unless marked otherwise, with the 10th–90th percentile range of the fitted speed model in brackets (docs/calibration-speed.md). Hover over a bar or a point for its figures.</p>\n</footer>\n</body>\n</html>\n");
     out
@@ -235,10 +258,21 @@ fn contents(out: &mut String, deployments: &[(&FileReport, &DeploymentReport)]) 
         out.push_str("<p>No deployment in these files.</p>\n");
         return;
     }
-    out.push_str("<nav class=\"card\">\n<table>\n<thead><tr><th>deployment</th><th>file</th><th>verdict</th><th class=\"n\">per GPU</th><th class=\"n\">decode</th><th class=\"n\">cost</th><th class=\"n\">problems</th></tr></thead>\n<tbody>\n");
+    out.push_str("<nav class=\"card\">\n<div class=\"scroll\"><table>\n<thead><tr><th>deployment</th><th>model</th><th>GPU</th><th>verdict</th><th class=\"n\">per GPU</th><th class=\"n\">decode</th><th class=\"n\">cost</th><th class=\"n\">problems</th><th>file</th></tr></thead>\n<tbody>\n");
     for (i, (_, d)) in deployments.iter().enumerate() {
         let e = d.explanation.as_ref();
-        let (verdict, class) = verdict_of(e);
+        let fleet = d.summary.figures.get("fleet");
+        let (verdict, class) = match (e, fleet) {
+            (None, Some(_)) => ("mixed fleet", "ok"),
+            _ => verdict_of(e),
+        };
+        let model = e.map(|e| e.setup.model.clone()).unwrap_or_default();
+        let gpu = match (e, fleet) {
+            (Some(e), _) if e.setup.count > 1 => format!("{} × {}", e.setup.count, e.setup.gpu),
+            (Some(e), _) => e.setup.gpu.clone(),
+            (None, Some(fleet)) => fleet.clone(),
+            (None, None) => String::new(),
+        };
         let per_gpu = e
             .map(|e| bytes(e.breakdown.per_gpu_bytes as f64))
             .unwrap_or_default();
@@ -249,6 +283,7 @@ fn contents(out: &mut String, deployments: &[(&FileReport, &DeploymentReport)]) 
         let cost = e
             .and_then(|e| e.performance.cost_per_hour)
             .map(|c| format!("${c:.2}/h"))
+            .or_else(|| d.summary.figures.get("cost_per_hour").cloned())
             .unwrap_or_default();
         let errors = d
             .diagnostics
@@ -268,18 +303,20 @@ fn contents(out: &mut String, deployments: &[(&FileReport, &DeploymentReport)]) 
         };
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"#d{i}\">{}</a></td><td class=\"mono path\">{}:{}</td><td><span class=\"badge {class}\">{}</span></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            "<tr><td><a href=\"#d{i}\">{}</a></td><td class=\"mono\">{}</td><td class=\"gpu\">{}</td><td><span class=\"badge {class}\">{}</span></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"mono path\">{}:{}</td></tr>",
             esc(&d.summary.name),
-            esc(&d.summary.file.display().to_string()),
-            d.summary.line,
+            esc(&model),
+            esc(&gpu),
             esc(verdict),
             esc(&per_gpu),
             esc(&decode),
             esc(&cost),
             esc(&problems),
+            esc(&d.summary.file.display().to_string()),
+            d.summary.line,
         );
     }
-    out.push_str("</tbody>\n</table>\n</nav>\n");
+    out.push_str("</tbody>\n</table></div>\n</nav>\n");
 }
 
 /// The verdict's words and CSS class; "not evaluated" without an explanation.
@@ -369,7 +406,7 @@ fn section(out: &mut String, index: usize, d: &DeploymentReport, input: &Input) 
                 let _ = writeln!(
                     out,
                     "<p>The solver found no candidate: {}</p>",
-                    esc(message)
+                    prose(message)
                 );
             }
         }
@@ -595,31 +632,31 @@ fn figures(out: &mut String, e: &Explanation) {
     }
     out.push_str("<dl class=\"figures\">\n");
     for (name, value) in rows {
-        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(name), esc(&value));
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(name), prose(&value));
     }
     out.push_str("</dl>\n");
 }
 
 fn diagnostics(out: &mut String, list: &[Diagnostic]) {
-    out.push_str("<table class=\"diagnostics\">\n<thead><tr><th>severity</th><th>code</th><th>message</th><th>where</th></tr></thead>\n<tbody>\n");
+    out.push_str("<div class=\"scroll\"><table class=\"diagnostics\">\n<thead><tr><th>severity</th><th>code</th><th>message</th><th>where</th></tr></thead>\n<tbody>\n");
     for d in list {
         let help = d
             .help
             .as_deref()
-            .map(|h| format!("<br><span class=\"help\">help: {}</span>", esc(h)))
+            .map(|h| format!("<br><span class=\"help\">help: {}</span>", prose(h)))
             .unwrap_or_default();
         let severity = d.severity.as_str();
         let _ = writeln!(
             out,
             "<tr><td><span class=\"badge {severity}\">{severity}</span></td><td class=\"mono\">{}</td><td>{}{help}</td><td class=\"mono path\">{}:{}:{}</td></tr>",
             esc(&d.code),
-            esc(&d.message),
+            prose(&d.message),
             esc(&d.location.file.display().to_string()),
             d.location.line,
             d.location.column
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
 }
 
 fn assignment(c: &Candidate) -> String {
@@ -736,7 +773,7 @@ fn tick_label(value: f64) -> String {
 /// them, and the better-ranked candidates that failed.
 /// `fleet = mixed`: the fleet per GPU type, and the best single type beside it.
 fn mixed_fleet(out: &mut String, f: &deployfit_host::solve::fleet::Fleet) {
-    out.push_str("<table class=\"candidates\">\n<thead><tr><th>gpu</th><th class=\"n\">count</th><th class=\"n\">replicas</th><th>rents</th><th class=\"n\">cost</th><th>serves</th></tr></thead>\n<tbody>\n");
+    out.push_str("<div class=\"scroll\"><table class=\"candidates\">\n<thead><tr><th>gpu</th><th class=\"n\">count</th><th class=\"n\">replicas</th><th>rents</th><th class=\"n\">cost</th><th>serves</th></tr></thead>\n<tbody>\n");
     for m in &f.fleet {
         let serves: Vec<String> = m
             .classes
@@ -757,7 +794,7 @@ fn mixed_fleet(out: &mut String, f: &deployfit_host::solve::fleet::Fleet) {
             esc(&serves.join("; "))
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     let single = match (&f.single_type, f.savings_percent) {
         (Some(s), Some(savings)) => format!(
             "; the best single type, {} × {} × {}, costs ${:.2}/h: the mix saves {savings:.1}%",
@@ -817,7 +854,7 @@ fn solver(out: &mut String, s: &Solution) {
         out.push_str("<p>No candidate satisfies every require and error-level rule.</p>\n");
     } else {
         let front = pareto(&points);
-        out.push_str("<table class=\"candidates\">\n<thead><tr><th class=\"n\">#</th><th>assignment</th><th class=\"n\">objective</th><th class=\"n\">cost</th><th class=\"n\">decode</th><th class=\"n\">memory per GPU</th><th>Pareto</th></tr></thead>\n<tbody>\n");
+        out.push_str("<div class=\"scroll\"><table class=\"candidates\">\n<thead><tr><th class=\"n\">#</th><th>assignment</th><th class=\"n\">objective</th><th class=\"n\">cost</th><th class=\"n\">decode</th><th class=\"n\">memory per GPU</th><th>Pareto</th></tr></thead>\n<tbody>\n");
         for (i, c) in s.ranked.iter().enumerate() {
             let _ = writeln!(
                 out,
@@ -841,7 +878,7 @@ fn solver(out: &mut String, s: &Solution) {
                 }
             );
         }
-        out.push_str("</tbody>\n</table>\n");
+        out.push_str("</tbody>\n</table></div>\n");
     }
     if !s.misses.is_empty() {
         out.push_str("<p>Better-ranked candidates that failed:</p>\n<ul class=\"misses\">\n");
@@ -850,7 +887,7 @@ fn solver(out: &mut String, s: &Solution) {
                 out,
                 "<li><code>{}</code>: {}</li>",
                 esc(&assignment(miss)),
-                esc(miss.failure.as_deref().unwrap_or("fails"))
+                prose(miss.failure.as_deref().unwrap_or("fails"))
             );
         }
         out.push_str("</ul>\n");
@@ -1103,11 +1140,11 @@ fn matrix(out: &mut String, index: usize, m: &ModelMatrix) {
     let matrix = match &m.matrix {
         Ok(matrix) => matrix,
         Err(message) => {
-            let _ = writeln!(out, "<p>No matrix: {}</p>", esc(message));
+            let _ = writeln!(out, "<p>No matrix: {}</p>", prose(message));
             return;
         }
     };
-    out.push_str("<table class=\"matrix\">\n<thead><tr><th>format</th><th class=\"n\">bpw</th><th class=\"n\">weights</th>");
+    out.push_str("<div class=\"scroll\"><table class=\"matrix\">\n<thead><tr><th>format</th><th class=\"n\">bpw</th><th class=\"n\">weights</th>");
     for context in &matrix.contexts {
         let _ = write!(
             out,
@@ -1148,12 +1185,23 @@ fn matrix(out: &mut String, index: usize, m: &ModelMatrix) {
             esc(row.smallest_gpu.as_deref().unwrap_or("none in the catalog"))
         );
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backticks_become_code_and_stay_escaped() {
+        assert_eq!(
+            prose("use `count = 8` or `<b>` — ü"),
+            "use <code>count = 8</code> or <code>&lt;b&gt;</code> — ü"
+        );
+        // An unpaired backtick is left as written.
+        assert_eq!(prose("a ` b `c` d"), "a ` b `c` d");
+        assert_eq!(prose("no code"), "no code");
+    }
 
     #[test]
     fn escapes_markup_and_keeps_unicode() {

@@ -121,11 +121,30 @@ fn report_of_the_examples_is_one_offline_page_with_bars_scatter_and_matrices() {
     assert!(cheapest.contains("deploy::solve::chosen"));
     assert_eq!(count(&html, "<svg class=\"scatter\""), 1);
 
-    // A matrix table per model, as `deployfit matrix` computes it.
+    // The summary names each deployment's model and GPUs, and no evaluated deployment
+    // (the mixed fleet included) reads "not evaluated" (issue 36).
+    let nav = &html[html.find("<nav").unwrap()..html.find("</nav>").unwrap()];
+    assert!(nav.contains("<th>model</th><th>GPU</th>"), "{nav}");
+    assert!(
+        nav.contains("<td class=\"mono\">llama_3_1_70b</td><td class=\"gpu\">2 × h100_sxm5</td>"),
+        "{nav}"
+    );
+    assert!(
+        nav.contains("mixed fleet") && !html.contains("not evaluated"),
+        "{nav}"
+    );
+    // Backticks in messages and helps are code; tables scroll rather than break.
+    assert!(!html.contains('`'), "a raw backtick");
+    assert!(html.contains("help: <code>"), "no help with code");
+    assert!(html.contains("<div class=\"scroll\"><table class=\"diagnostics\">"));
+    // The matrices are folded, and limited to the engine the deployments run the model
+    // on: glm4_9b runs on llama.cpp in both examples that use it.
+    assert!(html.contains("<details>\n<summary>Models by weight format"));
     assert!(html.contains("<table class=\"matrix\">"));
     assert!(html.contains("<h3 class=\"model\" id=\"m0\">"));
     let matrix_text =
-        String::from_utf8_lossy(&deployfit(&["matrix", "glm4_9b"]).stdout).into_owned();
+        String::from_utf8_lossy(&deployfit(&["matrix", "glm4_9b", "--engine", "llamacpp"]).stdout)
+            .into_owned();
     let q4 = matrix_text
         .lines()
         .find(|l| l.starts_with("Q4_K_M "))
@@ -341,4 +360,57 @@ fn chromium_renders_the_report() {
     assert!(dom.contains("<polyline class=\"pareto\""));
     assert!(dom.contains("<rect class=\"segment weights\""));
     assert!(dom.contains("<table class=\"matrix\">"));
+
+    // At 700 and 1280 px the page of every example fits the width (wide tables scroll
+    // inside their box) and no file or "where" cell breaks over lines (issue 36: at 700
+    // px the page was 958 px wide and a path broke into 17 lines). A probe page frames
+    // the report and measures it.
+    let full = dir.join("examples.html");
+    report(&["examples/"], &full);
+    for width in [700, 1280] {
+        let probe = dir.join(format!("probe-{width}.html"));
+        std::fs::write(
+            &probe,
+            format!(
+                r#"<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="examples.html" style="width:{width}px;height:1000px;border:0"></iframe>
+<pre id="out">pending</pre>
+<script>
+document.getElementById('f').addEventListener('load', function () {{
+  var d = this.contentDocument, lines = 0;
+  d.querySelectorAll('td.path').forEach(function (td) {{
+    var range = d.createRange(); range.selectNodeContents(td);
+    var tops = {{}};
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {{ tops[Math.round(r.top)] = 1; }});
+    lines = Math.max(lines, Object.keys(tops).length);
+  }});
+  document.getElementById('out').textContent =
+    'width=' + d.documentElement.scrollWidth + ' lines=' + lines + ' cells=' + d.querySelectorAll('td.path').length;
+}});
+</script></body></html>"#
+            ),
+        )
+        .unwrap();
+        let dom = chromium(
+            &profile,
+            &[
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+                &format!("file://{}", probe.display()),
+            ],
+        );
+        let dom = String::from_utf8_lossy(&dom.stdout);
+        let at = dom.find("width=").expect("the probe ran");
+        let words: Vec<u64> = dom[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .take(3)
+            .map(|w| w.parse().unwrap())
+            .collect();
+        let (page, lines, cells) = (words[0], words[1], words[2]);
+        assert!(page <= width, "at {width} px the page is {page} px wide");
+        assert!(cells > 10, "{cells} path cells");
+        assert_eq!(lines, 1, "at {width} px a path cell takes {lines} lines");
+    }
 }
