@@ -17,6 +17,7 @@ mod ci_formats;
 mod cli;
 mod commands;
 mod diagnostics;
+mod docs_drift;
 mod engine_memory;
 mod engines;
 mod extends_copies;
