@@ -64,6 +64,9 @@ enum Command {
     Hardware(commands::hardware::CmdArgs),
     /// Run the language server over standard input and output.
     Lsp(commands::lsp::CmdArgs),
+    /// Run the Model Context Protocol server over standard input and output: the tools
+    /// check, explain, solve, gpus and model, answering with the CLI's JSON.
+    Mcp(commands::mcp::CmdArgs),
     /// Format .deploy files in place (or only check that they are formatted).
     Fmt(commands::fmt::CmdArgs),
     /// Print a shell's completion script for deployfit (bash, zsh, fish, elvish,
@@ -102,7 +105,11 @@ fn main() -> ExitCode {
         }
     };
     commands::set_output_options(cli.color, cli.quiet);
-    if !matches!(cli.command, Command::Lsp(_)) {
+    if matches!(cli.command, Command::Mcp(_)) {
+        // An agent's explicit request may name a Hugging Face id the registry lacks.
+        deployfit_host::hub::allow_network();
+    }
+    if !matches!(cli.command, Command::Lsp(_) | Command::Mcp(_)) {
         quiet_on_closed_pipe();
         // A Hugging Face id that neither the catalog, the registry nor the local cache
         // knows is fetched from the Hub (docs/hub.md); the language server, which sees
@@ -122,6 +129,7 @@ fn main() -> ExitCode {
         Command::Export(args) => commands::export::run(args),
         Command::Hardware(args) => commands::hardware::run(args),
         Command::Lsp(args) => commands::lsp::run(args),
+        Command::Mcp(args) => commands::mcp::run(args),
         Command::Fmt(args) => commands::fmt::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Man(args) => commands::completions::run_man(args),

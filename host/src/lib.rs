@@ -9,6 +9,7 @@
 //! this crate alone: `deployfit_host::check`, `deployfit_host::explain` and so on.
 
 pub mod analysis;
+pub mod answers;
 pub mod external;
 pub mod files;
 pub mod formats;

@@ -328,6 +328,25 @@ fn check_words(what: &str, given: &[String], valid: &[&str]) -> Result<(), Strin
     Ok(())
 }
 
+/// Parses a context length: `32768`, `32k`, `1M` (binary suffixes).
+pub fn parse_context(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, factor) = match text.strip_suffix('k') {
+        Some(rest) => (rest, 1024),
+        None => match text.strip_suffix('M') {
+            Some(rest) => (rest, 1024 * 1024),
+            None => (text, 1),
+        },
+    };
+    digits
+        .replace('_', "")
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{text}` is not a context length; write 8192, 8k or 1M"))
+}
+
 /// Parses a memory size for `--min-memory`/`--max-memory` with the language's units:
 /// `24GiB`, `24 GB`, `1.5 TiB`. The unit is required, so GB (10⁹) and GiB (2³⁰) are named.
 pub fn parse_memory(text: &str) -> Result<i128, String> {

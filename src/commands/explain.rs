@@ -51,34 +51,7 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
         .iter()
         .any(|r| r.as_ref().is_err_and(|n| n.fleet.is_none()));
     let text = match format {
-        TableFormat::Json => {
-            // Explanations serialize as they are (their fields in declaration order); a
-            // mixed fleet's object gains its deployment's name.
-            #[derive(serde::Serialize)]
-            #[serde(untagged)]
-            enum Item<'a, T: serde::Serialize> {
-                Explained(&'a T),
-                Fleet(serde_json::Value),
-            }
-            let explained: Vec<Item<'_, _>> = results
-                .iter()
-                .filter_map(|r| match r {
-                    Ok(e) => Some(Item::Explained(e)),
-                    Err(n) => n.fleet.as_ref().and_then(|fleet| {
-                        let mut value = serde_json::to_value(fleet).ok()?;
-                        value.as_object_mut()?.insert(
-                            "deployment".into(),
-                            serde_json::Value::String(n.deployment.clone()),
-                        );
-                        Some(Item::Fleet(value))
-                    }),
-                })
-                .collect();
-            let mut text = serde_json::to_string_pretty(&explained)
-                .map_err(|e| format!("cannot write JSON: {e}"))?;
-            text.push('\n');
-            text
-        }
+        TableFormat::Json => deployfit_host::answers::explain_json(&results),
         TableFormat::Table => results
             .iter()
             .map(|r| match r {

@@ -11,6 +11,7 @@ pub mod hardware;
 pub mod import;
 pub mod lsp;
 pub mod matrix;
+pub mod mcp;
 pub mod model;
 pub mod models;
 pub mod report;
@@ -141,21 +142,7 @@ pub(crate) fn load_all(
 
 /// Parses a context length: `32768`, `32k`, `1M` (binary suffixes).
 pub(crate) fn parse_context(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let (digits, factor) = match text.strip_suffix('k') {
-        Some(rest) => (rest, 1024),
-        None => match text.strip_suffix('M') {
-            Some(rest) => (rest, 1024 * 1024),
-            None => (text, 1),
-        },
-    };
-    digits
-        .replace('_', "")
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("`{text}` is not a context length; write 8192, 8k or 1M"))
+    deployfit_host::query::parse_context(text)
 }
 
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<(), String> {

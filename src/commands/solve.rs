@@ -51,18 +51,7 @@ fn solve(path: &Path, only: Option<&str>, top: usize, format: TableFormat) -> Re
         .iter()
         .any(|(_, r)| r.as_ref().map_or(true, |s| !s.found()));
     match format {
-        TableFormat::Json => {
-            let entries: Vec<serde_json::Value> = results
-                .iter()
-                .map(|(deployment, r)| match r {
-                    Ok(solution) => serde_json::to_value(solution).unwrap_or_default(),
-                    Err(message) => {
-                        serde_json::json!({ "deployment": deployment, "error": message })
-                    }
-                })
-                .collect();
-            print_json(&entries)?;
-        }
+        TableFormat::Json => print!("{}", deployfit_host::answers::solve_json(&results)),
         TableFormat::Table => {
             let text: Vec<String> = results
                 .iter()

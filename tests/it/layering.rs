@@ -311,7 +311,7 @@ const STACK: &[&[&str]] = &[
     &["deployfit-compiler"],
     &["deployfit-ide"],
     &["deployfit-host"],
-    &["deployfit-lsp"],
+    &["deployfit-lsp", "deployfit-mcp"],
     &["deployfit"],
 ];
 

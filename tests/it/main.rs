@@ -41,6 +41,7 @@ mod lsp;
 mod lsp_fuzz;
 mod lsp_hardening;
 mod lsp_snapshots;
+mod mcp;
 mod models;
 mod names;
 mod native;
