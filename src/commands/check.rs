@@ -20,6 +20,17 @@ pub struct CmdArgs {
     /// Print the fixes `--fix` would apply as a unified diff, and change nothing (exit 1 when there are any).
     #[arg(long)]
     pub diff: bool,
+    /// Report only diagnostics of this severity and above (`warning`: no notes, as CI
+    /// annotations and code-scanning alerts want); the exit code is unchanged.
+    #[arg(long, value_enum, default_value_t = MinSeverity::Info)]
+    pub min_severity: MinSeverity,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum MinSeverity {
+    Info,
+    Warning,
+    Error,
 }
 
 pub fn run(args: CmdArgs) -> Result<u8, String> {
@@ -29,13 +40,20 @@ pub fn run(args: CmdArgs) -> Result<u8, String> {
         deny,
         fix,
         diff,
+        min_severity,
     } = args;
     let mode = match (fix, diff) {
         (true, _) => Fixing::Write,
         (_, true) => Fixing::Diff,
         _ => Fixing::No,
     };
-    check(paths, format, deny.contains(&Deny::Warnings), mode)
+    check(
+        paths,
+        format,
+        deny.contains(&Deny::Warnings),
+        mode,
+        min_severity,
+    )
 }
 
 /// The name standard input has in reports (`deployfit check -`).
@@ -89,6 +107,7 @@ fn check(
     format: Format,
     deny_warnings: bool,
     fixing: Fixing,
+    min_severity: MinSeverity,
 ) -> Result<u8, String> {
     let stdin = paths.iter().any(|p| p.as_os_str() == "-");
     if stdin && paths.len() > 1 {
@@ -162,6 +181,13 @@ fn check(
             }
         }
     }
+    let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let rank = |s: Severity| match s {
+        Severity::Info => MinSeverity::Info,
+        Severity::Warning => MinSeverity::Warning,
+        Severity::Error => MinSeverity::Error,
+    };
+    diagnostics.retain(|d| rank(d.severity) >= min_severity);
     let summaries: Vec<_> = loaded
         .iter()
         .flat_map(|file| workspace.summaries(*file))
@@ -180,6 +206,7 @@ fn check(
         Format::Gitlab => OutputFormat::Gitlab,
         Format::Junit => OutputFormat::Junit,
         Format::Rdjson => OutputFormat::Rdjson,
+        Format::Markdown => OutputFormat::Markdown,
     };
     let stdout = std::io::stdout();
     let color = use_color(stdout.is_terminal());
@@ -197,6 +224,5 @@ fn check(
     lock.write_all(text.as_bytes())
         .and_then(|_| lock.flush())
         .map_err(|e| format!("cannot write the report: {e}"))?;
-    let failed = diagnostics.iter().any(|d| d.severity == Severity::Error);
     Ok(if failed { EXIT_PROBLEMS } else { 0 })
 }

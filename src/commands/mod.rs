@@ -39,6 +39,9 @@ pub(crate) enum Format {
     Junit,
     /// reviewdog Diagnostic Format (rdjson).
     Rdjson,
+    /// A Markdown summary: counts, a row per deployment and per problem (for
+    /// `$GITHUB_STEP_SUMMARY`).
+    Markdown,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]

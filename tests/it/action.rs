@@ -19,7 +19,14 @@ fn action(step: &str, env: &[(&str, &str)]) -> Output {
         .env_remove("INPUT_PATHS")
         .env_remove("INPUT_DENY_WARNINGS")
         .env_remove("INPUT_SARIF")
-        .env_remove("INPUT_SARIF_FILE");
+        .env_remove("INPUT_SARIF_FILE")
+        .env_remove("INPUT_VERSION")
+        .env_remove("INPUT_ARGS")
+        .env_remove("INPUT_NOTICES")
+        .env_remove("INPUT_WORKING_DIRECTORY")
+        .env_remove("ACTION_REF")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_STEP_SUMMARY");
     for (key, value) in env {
         command.env(key, value);
     }
@@ -145,8 +152,15 @@ fn action_and_hooks_are_declared_at_the_root() {
         "  paths:",
         "  deny-warnings:",
         "  sarif:",
-        "github/codeql-action/upload-sarif",
+        "github/codeql-action/upload-sarif@v4",
         "actions/cache",
+        "  version:",
+        "  args:",
+        "  working-directory:",
+        "outputs:",
+        "  errors:",
+        "  warnings:",
+        "steps.key.outputs.hash",
     ] {
         assert!(action.contains(needle), "action.yml lacks {needle}");
     }
@@ -163,5 +177,211 @@ fn action_and_hooks_are_declared_at_the_root() {
             hooks.contains(needle),
             ".pre-commit-hooks.yaml lacks {needle}"
         );
+    }
+}
+
+/// A release as cargo-dist publishes it, in a folder the install step downloads from:
+/// `v{version}/deployfit-{target}.tar.xz` holding `deployfit-{target}/deployfit`, and its
+/// `.sha256`.
+fn fake_release(dir: &std::path::Path, version: &str, corrupt: bool) -> String {
+    let target = "x86_64-unknown-linux-gnu";
+    let stage = dir.join("stage").join(format!("deployfit-{target}"));
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_deployfit"), stage.join("deployfit")).unwrap();
+    let release = dir.join("releases").join(format!("v{version}"));
+    std::fs::create_dir_all(&release).unwrap();
+    let archive = release.join(format!("deployfit-{target}.tar.xz"));
+    // The fastest xz preset: the debug binary is large.
+    let tar = Command::new("tar")
+        .env("XZ_OPT", "-0 -T0")
+        .arg("-cJf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.join("stage"))
+        .arg(format!("deployfit-{target}"))
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
+    let mut line = String::from_utf8(sum.stdout).unwrap();
+    if corrupt {
+        line.replace_range(0..1, if line.starts_with('0') { "1" } else { "0" });
+    }
+    std::fs::write(
+        release.join(format!("deployfit-{target}.tar.xz.sha256")),
+        line,
+    )
+    .unwrap();
+    format!("file://{}", dir.join("releases").display())
+}
+
+fn install(root: &std::path::Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new("bash");
+    command
+        .arg(common::root().join("scripts/action.sh"))
+        .arg("install")
+        .env("DEPLOYFIT_ROOT", root)
+        .env("HF_HUB_OFFLINE", "1")
+        .env_remove("DEPLOYFIT")
+        .env_remove("INPUT_VERSION")
+        .env_remove("ACTION_REF");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn the_install_step_downloads_the_release_and_checks_its_checksum() {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return;
+    }
+    let dir = scratch("action_release");
+    let releases = fake_release(&dir, "0.1.0", false);
+    // The version from the action's own tag.
+    let out = install(
+        &dir.join("root"),
+        &[("DEPLOYFIT_RELEASES", &releases), ("ACTION_REF", "v0.1.0")],
+    );
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("deployfit 0.1.0 installed from the release"),
+        "{said}"
+    );
+    assert!(
+        said.contains("deployfit 0.1.0\n") || said.contains("deployfit "),
+        "{said}"
+    );
+    assert!(dir.join("root/bin/deployfit").exists());
+
+    // A checksum that does not match stops the job.
+    let bad = scratch("action_release_bad");
+    let releases = fake_release(&bad, "0.1.0", true);
+    let out = install(
+        &bad.join("root"),
+        &[
+            ("DEPLOYFIT_RELEASES", &releases),
+            ("INPUT_VERSION", "0.1.0"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("::error title=deployfit action::the SHA-256"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!bad.join("root/bin/deployfit").exists());
+
+    // No such release: a warning, then the source build (here a stand-in for cargo).
+    let fallback = scratch("action_release_missing");
+    let cargo = fallback.join("fake-cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\n# stands in for `cargo install --root ROOT`: the last argument\nfor a; do root=$a; done\nmkdir -p \"$root/bin\" && cp '{}' \"$root/bin/deployfit\"\n",
+            env!("CARGO_BIN_EXE_deployfit")
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&cargo)
+        .status()
+        .unwrap();
+    let out = install(
+        &fallback.join("root"),
+        &[
+            ("DEPLOYFIT_RELEASES", &releases),
+            ("INPUT_VERSION", "v9.9.9"),
+            ("DEPLOYFIT_CARGO", cargo.to_str().unwrap()),
+        ],
+    );
+    let said = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(
+        said.contains("::warning title=deployfit action::no release v9.9.9"),
+        "{said}"
+    );
+    assert!(said.contains("building deployfit from"), "{said}");
+    // A version that is neither a release nor `source` is refused.
+    let out = install(
+        &fallback.join("other"),
+        &[("INPUT_VERSION", "latest; rm -rf /")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("input version must be"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_check_step_writes_outputs_a_summary_and_no_notes_by_default() {
+    let dir = scratch("action_outputs");
+    let outputs = dir.join("outputs");
+    let summary = dir.join("summary.md");
+    let run = |paths: &str, more: &[(&str, &str)]| {
+        let _ = std::fs::remove_file(&outputs);
+        let _ = std::fs::remove_file(&summary);
+        let mut env = vec![
+            ("INPUT_PATHS", paths),
+            ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ];
+        env.extend_from_slice(more);
+        action("check", &env)
+    };
+    let out = run("examples-failing", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert_eq!(written, "errors=1\nwarnings=0\n");
+    let table = std::fs::read_to_string(&summary).unwrap();
+    assert!(table.starts_with("## deployfit check"), "{table}");
+    assert!(
+        table.contains("| too\\_big | examples-failing/too-big.deploy:"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| error | deploy::fit::does\\_not\\_fit |"),
+        "{table}"
+    );
+
+    // The solver's choice is a note: no annotation unless notices are asked for.
+    let quiet = run("examples/12-cheapest-gpu.deploy", &[]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(!stdout(&quiet).contains("::notice"), "{}", stdout(&quiet));
+    let loud = run(
+        "examples/12-cheapest-gpu.deploy",
+        &[("INPUT_NOTICES", "true")],
+    );
+    assert!(stdout(&loud).contains("::notice"), "{}", stdout(&loud));
+
+    // args pass options through; a working directory moves the paths.
+    let denied = run(
+        "10-night-batch.deploy",
+        &[
+            ("INPUT_ARGS", "--deny warnings"),
+            ("INPUT_WORKING_DIRECTORY", "examples"),
+        ],
+    );
+    assert_eq!(denied.status.code(), Some(1), "{}", stdout(&denied));
+    assert!(
+        stdout(&denied).contains("::error file=10-night-batch.deploy"),
+        "{}",
+        stdout(&denied)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "errors=1\nwarnings=0\n"
+    );
+    for (args, says) in [
+        ("--format json", "args cannot set --format"),
+        ("--fix", "args cannot set --fix"),
+    ] {
+        let out = run("examples", &[("INPUT_ARGS", args)]);
+        assert_eq!(out.status.code(), Some(2), "{args}");
+        assert!(stderr(&out).contains(says), "{args}: {}", stderr(&out));
     }
 }

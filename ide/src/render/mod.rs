@@ -7,6 +7,7 @@ mod gitlab;
 mod human;
 mod json;
 mod junit;
+mod markdown;
 mod rdjson;
 mod sarif;
 
@@ -27,6 +28,8 @@ pub enum OutputFormat {
     Junit,
     /// reviewdog's Diagnostic Format.
     Rdjson,
+    /// A Markdown summary (a CI job's step summary).
+    Markdown,
 }
 
 /// Renders a report in a format; `files` is the number of files checked.
@@ -44,5 +47,6 @@ pub fn render(
         OutputFormat::Gitlab => gitlab::render(report),
         OutputFormat::Junit => junit::render(report),
         OutputFormat::Rdjson => rdjson::render(report),
+        OutputFormat::Markdown => markdown::render(report, files),
     }
 }

@@ -59,6 +59,26 @@ fn location(place: &Place, message: Option<&str>) -> Location {
     }
 }
 
+/// Where every diagnostic code's cause and fix are described (SARIF's `helpUri`).
+pub const DOCS_CODES: &str =
+    "https://github.com/deployfit/deployfit/blob/main/docs/language.md#diagnostic-codes";
+
+/// A rule's SARIF `name`: the code's words in CamelCase (`deploy::fit::does_not_fit` is
+/// `FitDoesNotFit`), as code scanning shows it.
+fn rule_name(code: &str) -> String {
+    code.trim_start_matches("deploy::")
+        .split([':', '_'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut chars = w.chars();
+            chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 pub fn render(report: &Report<'_>) -> String {
     let mut rules: BTreeMap<String, ReportingDescriptor> = BTreeMap::new();
     let mut results = Vec::new();
@@ -67,9 +87,15 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|code| code.summary().to_string())
             .unwrap_or_else(|| format!("rule {}", diag.code));
         rules.entry(diag.code.clone()).or_insert_with(|| {
+            let full = format!(
+                "{summary}. Reported with a span, a label on the field that caused it and a help that names a fix; every code's cause and fix are listed in the language reference ({DOCS_CODES})."
+            );
             ReportingDescriptor::builder()
                 .id(diag.code.clone())
+                .name(rule_name(&diag.code))
                 .short_description(MultiformatMessageString::builder().text(summary).build())
+                .full_description(MultiformatMessageString::builder().text(full).build())
+                .help_uri(DOCS_CODES)
                 .build()
         });
         let level = match diag.severity {
