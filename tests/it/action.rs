@@ -170,14 +170,67 @@ fn action_and_hooks_are_declared_at_the_root() {
         "entry: deployfit check",
         "- id: deployfit-fmt",
         "entry: deployfit fmt",
-        "language: rust",
+        "language: python",
         "files: \\.deploy$",
+        "rev: v",
     ] {
         assert!(
             hooks.contains(needle),
             ".pre-commit-hooks.yaml lacks {needle}"
         );
     }
+    // Installing the hooks compiles no Rust: the root pyproject.toml is a shim that
+    // depends on the prebuilt wheel of the workspace's own version.
+    assert!(!hooks.contains("language: rust"));
+    let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let version = cargo
+        .split("[workspace.package]")
+        .nth(1)
+        .and_then(|s| s.lines().find(|l| l.starts_with("version = ")))
+        .map(|l| {
+            l.trim_start_matches("version = ")
+                .trim_matches('"')
+                .to_string()
+        })
+        .expect("the workspace version");
+    let shim = std::fs::read_to_string(root().join("pyproject.toml")).unwrap();
+    assert!(
+        shim.contains("build-backend = \"setuptools.build_meta\""),
+        "{shim}"
+    );
+    assert!(!shim.contains("maturin"), "{shim}");
+    assert!(shim.contains(&format!("version = \"{version}\"")), "{shim}");
+    assert!(
+        shim.contains(&format!("dependencies = [\"deployfit=={version}\"]")),
+        "{shim}"
+    );
+    let wheel = std::fs::read_to_string(root().join("packaging/pypi/pyproject.toml")).unwrap();
+    for needle in [
+        "build-backend = \"maturin\"",
+        "bindings = \"bin\"",
+        "name = \"deployfit\"",
+        "manifest-path = \"../../Cargo.toml\"",
+    ] {
+        assert!(
+            wheel.contains(needle),
+            "packaging/pypi/pyproject.toml lacks {needle}"
+        );
+    }
+    // The release workflow is cargo-dist's, for the five platforms, with checksums.
+    let dist = std::fs::read_to_string(root().join("dist-workspace.toml")).unwrap();
+    for target in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "aarch64-apple-darwin",
+        "x86_64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+    ] {
+        assert!(dist.contains(target), "dist-workspace.toml lacks {target}");
+    }
+    let release = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    assert!(release.contains("dist"), "{release}");
+    let wheels = std::fs::read_to_string(root().join(".github/workflows/wheels.yml")).unwrap();
+    assert!(wheels.contains("PyO3/maturin-action"), "{wheels}");
 }
 
 /// A release as cargo-dist publishes it, in a folder the install step downloads from:
