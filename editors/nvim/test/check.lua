@@ -6,6 +6,9 @@ local binary = os.getenv('DEPLOYFIT') or 'deployfit'
 local file = os.getenv('DEPLOYFIT_FILE')
 local repo = os.getenv('DEPLOYFIT_REPO') or '.'
 vim.g.deployfit_cmd = { binary, 'lsp' }
+-- What a user's Neovim has by default (`-u NONE` leaves them off).
+vim.cmd('filetype plugin on')
+vim.cmd('syntax on')
 dofile(repo .. '/editors/nvim/deploy.lua')
 
 local function fail(message)
@@ -49,5 +52,39 @@ end
 if not string.find(text, 'KV cache', 1, true) then
   fail('hover did not return the breakdown: ' .. text)
 end
-io.stdout:write('OK: diagnostic and hover from deployfit lsp\n')
+-- Highlighting without tree-sitter: `deployment` on line 1 is a kind keyword.
+if vim.b.current_syntax ~= 'deploy' then
+  fail('no deploy syntax: ' .. tostring(vim.b.current_syntax))
+end
+local group = vim.fn.synIDattr(vim.fn.synID(1, 1, 1), 'name')
+if group ~= 'deployKind' then
+  fail('`deployment` is highlighted as ' .. group)
+end
+-- `K` hovers and completion goes through the server.
+if not string.find(vim.fn.maparg('K', 'n'), 'hover', 1, true) then
+  fail('K is not mapped to hover: ' .. vim.fn.maparg('K', 'n'))
+end
+if vim.bo.omnifunc ~= 'v:lua.vim.lsp.omnifunc' then
+  fail('omnifunc is ' .. vim.bo.omnifunc)
+end
+local completion = vim.lsp.buf_request_sync(buffer, 'textDocument/completion', {
+  textDocument = { uri = vim.uri_from_bufnr(buffer) },
+  position = { line = 3, character = 16 },
+}, 20000)
+local labels = {}
+for _, response in pairs(completion or {}) do
+  local items = response.result and (response.result.items or response.result) or {}
+  for _, item in ipairs(items) do
+    labels[#labels + 1] = item.label
+  end
+end
+if not vim.tbl_contains(labels, 'rtx_3090') then
+  fail('no rtx_3090 among ' .. #labels .. ' completions')
+end
+-- Every .deploy buffer gets `//` comments, the second one too.
+vim.cmd('edit ' .. vim.fn.fnamemodify(file, ':h') .. '/second.deploy')
+if vim.bo.commentstring ~= '// %s' then
+  fail('a second buffer has commentstring ' .. vim.bo.commentstring)
+end
+io.stdout:write('OK: diagnostic, hover, highlighting, K, completion and comments in Neovim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor) .. '\n')
 vim.cmd('qall!')

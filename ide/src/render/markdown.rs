@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use crate::diagnostics::{Report, Severity};
 use crate::eval::figures::JsonFigure;
 
-use super::common::counts;
+use super::common::{counts, terminal_text};
 
 /// A table cell: no line breaks, `|` and the characters Markdown would read escaped.
 fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in super::terminal_text(text).chars() {
+    for c in terminal_text(text).chars() {
         match c {
             '\n' | '\r' => out.push(' '),
             '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' => {
