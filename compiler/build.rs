@@ -21,7 +21,7 @@ fn main() {
         std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| fail("no CARGO_MANIFEST_DIR")),
     );
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| fail("no OUT_DIR")));
-    let stdlib = manifest.join("../stdlib");
+    let stdlib = manifest.join("stdlib");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed={}", stdlib.display());
     let mut names: Vec<String> = std::fs::read_dir(&stdlib)

@@ -94,40 +94,37 @@ pub const RESOLVED_MODELS_PATH: &str = "<resolved>/models.deploy";
 pub const STDLIB: &[(&str, &str)] = &[
     (
         "stdlib/archs.deploy",
-        include_str!("../../stdlib/archs.deploy"),
+        include_str!("../stdlib/archs.deploy"),
     ),
-    (
-        "stdlib/gpus.deploy",
-        include_str!("../../stdlib/gpus.deploy"),
-    ),
+    ("stdlib/gpus.deploy", include_str!("../stdlib/gpus.deploy")),
     (
         "stdlib/gpus_bulk.deploy",
-        include_str!("../../stdlib/gpus_bulk.deploy"),
+        include_str!("../stdlib/gpus_bulk.deploy"),
     ),
     (
         "stdlib/models.deploy",
-        include_str!("../../stdlib/models.deploy"),
+        include_str!("../stdlib/models.deploy"),
     ),
     (
         "stdlib/quants.deploy",
-        include_str!("../../stdlib/quants.deploy"),
+        include_str!("../stdlib/quants.deploy"),
     ),
-    ("stdlib/kv.deploy", include_str!("../../stdlib/kv.deploy")),
+    ("stdlib/kv.deploy", include_str!("../stdlib/kv.deploy")),
     (
         "stdlib/engines.deploy",
-        include_str!("../../stdlib/engines.deploy"),
+        include_str!("../stdlib/engines.deploy"),
     ),
     (
         "stdlib/hosts.deploy",
-        include_str!("../../stdlib/hosts.deploy"),
+        include_str!("../stdlib/hosts.deploy"),
     ),
     (
         "stdlib/offers.deploy",
-        include_str!("../../stdlib/offers.deploy"),
+        include_str!("../stdlib/offers.deploy"),
     ),
     (
         "stdlib/rules.deploy",
-        include_str!("../../stdlib/rules.deploy"),
+        include_str!("../stdlib/rules.deploy"),
     ),
 ];
 

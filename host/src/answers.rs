@@ -57,6 +57,45 @@ pub fn solve_json(results: &[(String, Result<Solution, String>)]) -> String {
     pretty(&entries)
 }
 
+/// Keeps only the explanation of deployment `only` of `file`, or says there is none, with
+/// the closest name (`explain --deployment`, the MCP tool's `deployment`).
+pub fn keep_explained(
+    results: &mut Vec<Result<Explanation, NotEvaluated>>,
+    only: &str,
+    file: &str,
+) -> Result<(), String> {
+    let name = |r: &Result<Explanation, NotEvaluated>| match r {
+        Ok(e) => e.deployment.clone(),
+        Err(n) => n.deployment.clone(),
+    };
+    let names: Vec<String> = results.iter().map(name).collect();
+    no_such_deployment(file, only, &names)?;
+    results.retain(|r| name(r) == only);
+    Ok(())
+}
+
+/// Keeps only the solution of deployment `only` of `file`, or says there is none.
+pub fn keep_solved(
+    results: &mut Vec<(String, Result<Solution, String>)>,
+    only: &str,
+    file: &str,
+) -> Result<(), String> {
+    let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
+    no_such_deployment(file, only, &names)?;
+    results.retain(|(n, _)| n == only);
+    Ok(())
+}
+
+fn no_such_deployment(file: &str, only: &str, names: &[String]) -> Result<(), String> {
+    if names.iter().any(|n| n == only) {
+        return Ok(());
+    }
+    let hint = crate::names::closest(only, names.iter().map(String::as_str))
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    Err(format!("`{file}` has no deployment `{only}`{hint}"))
+}
+
 /// `check --format json` of loaded files: the report's text (one JSON document).
 pub fn check_json(workspace: &Workspace, files: &[SourceFile]) -> String {
     let diagnostics: Vec<_> = files.iter().flat_map(|f| workspace.check(*f)).collect();

@@ -208,18 +208,7 @@ pub fn call(name: &str, arguments: &Map<String, Value>) -> Result<String, String
                 "explain" => {
                     let mut results = workspace.explain(file);
                     if let Some(only) = &only {
-                        let names: Vec<String> = results
-                            .iter()
-                            .map(|r| match r {
-                                Ok(e) => e.deployment.clone(),
-                                Err(n) => n.deployment.clone(),
-                            })
-                            .collect();
-                        no_such_deployment(&shown, only, &names)?;
-                        results.retain(|r| match r {
-                            Ok(e) => e.deployment == *only,
-                            Err(n) => n.deployment == *only,
-                        });
+                        deployfit_host::answers::keep_explained(&mut results, only, &shown)?;
                     }
                     Ok(deployfit_host::answers::explain_json(&results))
                 }
@@ -227,9 +216,7 @@ pub fn call(name: &str, arguments: &Map<String, Value>) -> Result<String, String
                     let top = number_arg("top", 1, 1000)?.unwrap_or(10) as usize;
                     let mut results = workspace.solve(file, top);
                     if let Some(only) = &only {
-                        let names: Vec<String> = results.iter().map(|(n, _)| n.clone()).collect();
-                        no_such_deployment(&shown, only, &names)?;
-                        results.retain(|(n, _)| n == only);
+                        deployfit_host::answers::keep_solved(&mut results, only, &shown)?;
                     }
                     Ok(deployfit_host::answers::solve_json(&results))
                 }
@@ -303,14 +290,4 @@ fn load(
             Ok((file, path.display().to_string()))
         }
     }
-}
-
-fn no_such_deployment(file: &str, only: &str, names: &[String]) -> Result<(), String> {
-    if names.iter().any(|n| n == only) {
-        return Ok(());
-    }
-    let hint = deployfit_host::names::closest(only, names.iter().map(String::as_str))
-        .map(|s| format!("; did you mean `{s}`?"))
-        .unwrap_or_default();
-    Err(format!("`{file}` has no deployment `{only}`{hint}"))
 }

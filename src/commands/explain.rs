@@ -25,26 +25,7 @@ fn explain_file(path: &Path, only: Option<&str>, format: TableFormat) -> Result<
         .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     let mut results = workspace.explain(file);
     if let Some(name) = only {
-        let names: Vec<String> = results
-            .iter()
-            .map(|r| match r {
-                Ok(e) => e.deployment.clone(),
-                Err(n) => n.deployment.clone(),
-            })
-            .collect();
-        if !names.iter().any(|n| n == name) {
-            let hint = deployfit_host::names::closest(name, names.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            return Err(format!(
-                "`{}` has no deployment `{name}`{hint}",
-                path.display()
-            ));
-        }
-        results.retain(|r| match r {
-            Ok(e) => e.deployment == name,
-            Err(n) => n.deployment == name,
-        });
+        deployfit_host::answers::keep_explained(&mut results, name, &path.display().to_string())?;
     }
     // A mixed fleet has no single deployment's figures: it is explained by its fleet.
     let failed = results

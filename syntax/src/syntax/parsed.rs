@@ -7,7 +7,7 @@ use crate::span::Span;
 use super::ast::{Decl, Import, Item};
 
 #[derive(pest_derive::Parser)]
-#[grammar = "../../grammar/deploy.pest"]
+#[grammar = "../grammar/deploy.pest"]
 pub(crate) struct DeployParser;
 
 /// A syntax problem: always an error.
