@@ -125,14 +125,7 @@ fn the_install_step_uses_the_cache() {
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     let cached = dir.join("bin/deployfit");
     std::fs::copy(env!("CARGO_BIN_EXE_deployfit"), &cached).unwrap();
-    let output = Command::new("bash")
-        .arg(root().join("scripts/action.sh"))
-        .arg("install")
-        .env("DEPLOYFIT_ROOT", &dir)
-        .env("HF_HUB_OFFLINE", "1")
-        .env_remove("DEPLOYFIT")
-        .output()
-        .unwrap();
+    let output = install(&dir, &[]);
     assert_eq!(output.status.code(), Some(0));
     assert!(
         stdout(&output).contains("deployfit is cached"),
