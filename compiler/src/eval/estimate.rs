@@ -2759,7 +2759,8 @@ fn parallel_inputs(inputs: &Inputs<'_, '_>) -> speed::Parallel {
 /// prices, so a plan is timed as it is priced.
 fn group_rental(inputs: &Inputs<'_, '_>) -> Option<(u64, f64)> {
     let pricing = inputs.pricing.as_ref()?;
-    if pricing.mode != PricingMode::Cloud {
+    // One GPU is never a group that spans instances: no rental to look up.
+    if pricing.mode != PricingMode::Cloud || inputs.count <= 1 {
         return None;
     }
     let rental = rent(inputs, pricing).ok()?;
